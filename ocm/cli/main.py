@@ -1,0 +1,474 @@
+"""The `ocm` command: thin click wrappers over `ocm.project.Project`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ocm import __version__
+from ocm.vault.errors import OcmError
+
+from . import render
+
+VAULT_OPTION = click.option(
+    "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Vault folder (default: <project root>/.openCodeMemory, or $OCM_VAULT).")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+
+
+class OcmGroup(click.Group):
+    """Turns our errors into one clear line on stderr and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OcmError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+
+def _project(vault: Path | None):  # -> Project
+    from ocm.project import Project
+
+    return Project.open(vault=vault)
+
+
+def _notices(project: Any) -> None:
+    for notice in getattr(project, "notices", []):
+        click.echo(notice, err=True)
+
+
+def _parse_date(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    from ocm.indexer.query import parse_query
+    from ocm.vault.clock import now, parse_timestamp
+
+    stamp = parse_timestamp(value)
+    if stamp is not None:
+        return stamp
+    parsed = parse_query(value, now())
+    found = parsed.since if what == "since" else (parsed.until or parsed.since)
+    if found is None:
+        raise OcmError(f"cannot read --{what} {value!r}: use YYYY-MM-DD or a phrase like "
+                       "'last week'")
+    return found
+
+
+def _read_json_input(source: str) -> dict[str, Any]:
+    try:
+        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OcmError(f"cannot read --input {source}: {exc}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise OcmError(f"--input is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise OcmError("--input must be a JSON object with checkpoint fields")
+    return data
+
+
+def _split_pair(value: str, sep: str = "::") -> tuple[str, str]:
+    first, _, second = value.partition(sep)
+    return first.strip(), second.strip()
+
+
+@click.group(cls=OcmGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ocm")
+def cli() -> None:
+    """openCodeMemory: local memory for AI coding assistants."""
+
+
+# ----------------------------------------------------------------------------- set-up
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+def init(vault: Path | None, as_json: bool) -> None:
+    """Create the project's vault, ignore it in git, and register it."""
+    project = _project(vault)
+    info = project.init()
+    if as_json:
+        render.emit_json(info)
+        return
+    render.kv_table([
+        ("project", info["project"]), ("vault", info["vault"]),
+        (".gitignore", "updated" if info["gitignore_updated"] else "already ignores the vault"),
+        ("registry", "registered" if info["registered"] else "already registered"),
+    ], title="ocm init")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+def status(vault: Path | None, as_json: bool) -> None:
+    """Where the vault is, how many notes it holds, and any broken notes."""
+    project = _project(vault)
+    info = project.status()
+    _notices(project)
+    if as_json:
+        render.emit_json(info)
+        return
+    rows = [(k, str(v)) for k, v in info.items() if k != "broken_notes"]
+    rows.append(("broken notes", str(len(info["broken_notes"]))))
+    render.kv_table(rows, title="ocm status")
+    for rel, problem in info["broken_notes"].items():
+        click.echo(f"  broken: {rel}: {problem}")
+
+
+@cli.command("rebuild-index")
+@VAULT_OPTION
+@JSON_OPTION
+def rebuild_index(vault: Path | None, as_json: bool) -> None:
+    """Rebuild the search index from the notes (it is derived; nothing is lost)."""
+    from rich.progress import Progress
+
+    project = _project(vault)
+    if as_json:
+        report = project.rebuild_index()
+    else:
+        with Progress(transient=True) as bar:
+            task = bar.add_task("indexing notes", total=None)
+            report = project.rebuild_index(
+                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    data = {"indexed": report.added + report.updated, "broken": report.broken}
+    if as_json:
+        render.emit_json(data)
+    else:
+        click.echo(f"Indexed {data['indexed']} notes; {len(report.broken)} broken.")
+        for rel, problem in report.broken.items():
+            click.echo(f"  broken: {rel}: {problem}")
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.option("--session", "session_id", help="ocm or host session id (default: the open one).")
+@click.option("--tool", help="Tool that ran the session (for a new session).")
+@click.option("--slug", help="3-4 hyphenated words naming the session.")
+@click.option("--goal", help="1-2 sentences: what this session is for.")
+@click.option("--done", "work_completed", multiple=True, help="A completed item (appended).")
+@click.option("--pending", "work_pending", multiple=True,
+              help="A remaining item (the list replaces the previous one).")
+@click.option("--summary", "work_summary", multiple=True, help="A work-done bullet (appended).")
+@click.option("--decision", "decisions", multiple=True, help="'**Label:** rationale' (appended).")
+@click.option("--plan-file", "plan_files", multiple=True, help="PATH[::FIRST HEADING]")
+@click.option("--reference", "references", multiple=True, help="URL[::TITLE]")
+@click.option("--diff-summary", help="Replaces the git diff summary note.")
+@click.option("--status", "status_", type=click.Choice(["open", "frozen", "closed"]))
+@click.option("--trigger", help="Why now: manual, context_limit, git_commit, session_end…")
+@click.option("--tag", "tags", multiple=True)
+@click.option("--input", "input_", help="JSON file (or - for stdin) with the MCP tool's fields.")
+def checkpoint(vault: Path | None, as_json: bool, session_id: str | None, tool: str | None,
+               input_: str | None, **fields: Any) -> None:
+    """Save the session's state: appends and replaces per field, creating it if needed."""
+    from ocm.vault.sessions import CheckpointInput
+
+    data: dict[str, Any] = _read_json_input(input_) if input_ else {}
+    session_id = session_id or data.pop("session_id", None)
+    tool = tool or data.pop("tool", None)
+    fields["status"] = fields.pop("status_")
+    for name, value in fields.items():
+        if value in (None, ()):
+            continue
+        if name == "plan_files":
+            value = [dict(zip(("path", "header"), _split_pair(v), strict=True)) for v in value]
+        elif name == "references":
+            value = [dict(zip(("url", "title"), _split_pair(v), strict=True)) for v in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        data[name] = value
+    inp = CheckpointInput.from_mapping(data)
+    project = _project(vault)
+    result = project.checkpoint(inp, session_id=session_id, tool=tool)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        click.echo(f"Checkpoint saved: {result.id} ({result.status})\n{result.path.resolve()}")
+
+
+@cli.command("list")
+@VAULT_OPTION
+@JSON_OPTION
+@click.option("--limit", default=10, show_default=True)
+@click.option("--tool")
+@click.option("--status", type=click.Choice(["open", "frozen", "closed"]))
+def list_(vault: Path | None, as_json: bool, limit: int, tool: str | None,
+          status: str | None) -> None:
+    """Recent sessions, newest first."""
+    project = _project(vault)
+    hits = project.list_sessions(limit=limit, tool=tool, status=status)
+    _notices(project)
+    if as_json:
+        render.emit_json([h.to_json() for h in hits])
+    else:
+        render.hits_table(hits, "Sessions", show_score=False)
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("session_id")
+def files(vault: Path | None, as_json: bool, session_id: str) -> None:
+    """Files a session touched (created, modified, deleted)."""
+    rows = _project(vault).session_files(session_id)
+    if as_json:
+        render.emit_json(rows)
+    elif not rows:
+        click.echo("No files recorded.")
+    else:
+        for row in rows:
+            click.echo(f"{row['change_type']:<9} {row['path']}")
+
+
+@cli.command()
+@VAULT_OPTION
+@click.argument("note_id")
+def show(vault: Path | None, note_id: str) -> None:
+    """Print a session or memory note's Markdown."""
+    click.echo(_project(vault).get(note_id)["markdown"], nl=False)
+
+
+@cli.command()
+@VAULT_OPTION
+@click.argument("note_id")
+def export(vault: Path | None, note_id: str) -> None:
+    """Print the absolute path of a note's Markdown file."""
+    click.echo(_project(vault).get(note_id)["markdown_path"])
+
+
+# ----------------------------------------------------------------------------- search
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", default=10, show_default=True)
+@click.option("--kind", type=click.Choice(["session", "memory"]))
+@click.option("--type", "types", multiple=True, help="Memory type (repeatable).")
+@click.option("--status", help="Only this status (shows resolved/archived if asked).")
+@click.option("--tool", help="Only sessions from this tool.")
+@click.option("--since", help="YYYY-MM-DD or a phrase like 'last week'.")
+@click.option("--until", help="YYYY-MM-DD (exclusive).")
+@click.option("--file", "file_", help="Only notes that touched a path containing this.")
+@click.option("--tag")
+@click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
+              show_default=True)
+@click.option("--include-resolved", is_flag=True, help="Also show resolved and archived.")
+@click.option("--explain", is_flag=True, help="Show each field's share of the score.")
+def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int,
+           kind: str | None, types: tuple[str, ...], status: str | None, tool: str | None,
+           since: str | None, until: str | None, file_: str | None, tag: str | None,
+           scope: str, include_resolved: bool, explain: bool) -> None:
+    """Search sessions and memories (filters can be written in the query: 'last week')."""
+    from ocm.project import SearchRequest
+
+    project = _project(vault)
+    req = SearchRequest(
+        query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
+        since=_parse_date(since, "since"), until=_parse_date(until, "until"), file=file_,
+        tag=tag, scope=scope, include_resolved=include_resolved, explain=explain)
+    hits = project.search(req)
+    _notices(project)
+    if as_json:
+        render.emit_json([h.to_json() for h in hits])
+        return
+    render.hits_table(hits, f"Search: {' '.join(query)}")
+    render.paths_footer(hits)
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("query", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["prompt", "snippets", "json"]),
+              default="prompt", show_default=True)
+@click.option("--budget", default=6000, show_default=True, help="Characters at most.")
+@click.option("--session", "session_id", help="The ocm session the brief is for.")
+def recall(vault: Path | None, as_json: bool, query: tuple[str, ...], fmt: str, budget: int,
+           session_id: str | None) -> None:
+    """The context brief for a session start: pinned memories, last session, relevant notes."""
+    project = _project(vault)
+    brief = project.recall(" ".join(query) or None, budget=budget,
+                           fmt="json" if as_json else fmt, session_id=session_id)
+    _notices(project)
+    click.echo(brief.text)
+
+
+# ----------------------------------------------------------------------------- memories
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("text")
+@click.option("--type", "memory_type", required=True, help="gotcha, decision, bug_fix, …")
+@click.option("--title")
+@click.option("--file", "files_", multiple=True)
+@click.option("--tag", "tags", multiple=True)
+@click.option("--key", help="One active memory per key.")
+@click.option("--supersede-reason", help="Required to replace the active memory of a key.")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+              show_default=True)
+@click.option("--importance", type=int)
+@click.option("--session", "session_id", help="Session that produced it.")
+def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, title: str | None,
+             files_: tuple[str, ...], tags: tuple[str, ...], key: str | None,
+             supersede_reason: str | None, scope: str, importance: int | None,
+             session_id: str | None) -> None:
+    """Store a memory record (use - as TEXT to read it from stdin)."""
+    if text == "-":
+        text = sys.stdin.read()
+    project = _project(vault)
+    result = project.remember(text, memory_type, title=title, files=list(files_),
+                              tags=list(tags), key=key, supersede_reason=supersede_reason,
+                              scope=scope, importance=importance, session=session_id)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        extra = f"; {result.notice}" if result.notice else ""
+        click.echo(f"Remembered {result.id}{extra}\n{result.path.resolve()}")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.option("--type", "types", multiple=True)
+@click.option("--status", type=click.Choice(["active", "resolved", "superseded", "archived",
+                                             "all"]), default="active", show_default=True)
+@click.option("--tag")
+@click.option("--file", "file_")
+@click.option("--limit", default=50, show_default=True)
+@click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
+              show_default=True)
+def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: str,
+             tag: str | None, file_: str | None, limit: int, scope: str) -> None:
+    """List memory records, newest first."""
+    project = _project(vault)
+    hits = project.list_memories(types=types, status=None if status == "all" else status,
+                                 limit=limit, scope=scope, tag=tag, file=file_)
+    _notices(project)
+    if as_json:
+        render.emit_json([h.to_json() for h in hits])
+    else:
+        render.hits_table(hits, "Memories", show_score=False)
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("note_id")
+def get(vault: Path | None, as_json: bool, note_id: str) -> None:
+    """A note's frontmatter and text."""
+    note = _project(vault).get(note_id)
+    if as_json:
+        render.emit_json(note)
+    else:
+        click.echo(note["markdown"], nl=False)
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id")
+@click.option("--text", "content")
+@click.option("--title")
+@click.option("--file", "files_", multiple=True)
+@click.option("--tag", "tags", multiple=True)
+@click.option("--importance", type=int)
+@click.option("--type", "memory_type", help="Reclassify (moves the file).")
+@click.option("--key")
+def update(vault: Path | None, as_json: bool, memory_id: str, content: str | None,
+           title: str | None, files_: tuple[str, ...], tags: tuple[str, ...],
+           importance: int | None, memory_type: str | None, key: str | None) -> None:
+    """Change a memory's text or metadata."""
+    result = _project(vault).update_memory(
+        memory_id, content=content, title=title, files=list(files_) if files_ else None,
+        tags=list(tags) if tags else None, importance=importance, memory_type=memory_type,
+        key=key)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        click.echo(f"Updated {result.id}\n{result.path.resolve()}")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id", required=False)
+@click.option("--session", "session_id", help="Resolve every active memory of this session.")
+@click.option("--superseded-by", help="Mark superseded by this memory instead of resolved.")
+@click.option("--reason")
+def resolve(vault: Path | None, as_json: bool, memory_id: str | None, session_id: str | None,
+            superseded_by: str | None, reason: str | None) -> None:
+    """Mark a memory resolved (or superseded), or all of a session's memories."""
+    project = _project(vault)
+    if bool(memory_id) == bool(session_id):
+        raise OcmError("give a memory id or --session SESSION_ID (not both)")
+    if session_id:
+        results = project.resolve_by_session(session_id, reason=reason)
+    else:
+        status_ = "superseded" if superseded_by else "resolved"
+        results = [project.set_memory_status(memory_id or "", status_,
+                                             superseded_by=superseded_by, reason=reason)]
+    if as_json:
+        render.emit_json([render.write_result_json(r) for r in results])
+    else:
+        for r in results:
+            click.echo(f"{r.id}: {r.status}")
+        if not results:
+            click.echo("No active memories for that session.")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id")
+def archive(vault: Path | None, as_json: bool, memory_id: str) -> None:
+    """Hide a memory from recall and default search (reversible; the file stays)."""
+    result = _project(vault).forget(memory_id, delete=False)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        click.echo(f"{result.id}: archived")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id")
+@click.option("--delete", is_flag=True, help="Delete the file instead of archiving it.")
+def forget(vault: Path | None, as_json: bool, memory_id: str, delete: bool) -> None:
+    """Archive a memory, or delete its file with --delete."""
+    result = _project(vault).forget(memory_id, delete=delete)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        click.echo(f"{result.id}: {result.status}")
+
+
+@cli.command()
+def mcp() -> None:
+    """Run the MCP server on stdio (what agents launch)."""
+    from ocm.mcp_server.server import main as serve
+
+    serve()
+
+
+def main() -> None:
+    cli(prog_name="ocm")
+
+
+if __name__ == "__main__":
+    main()

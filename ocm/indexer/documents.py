@@ -1,0 +1,100 @@
+"""From a parsed note to the fields the index stores and searches."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ocm.vault.clock import parse_timestamp
+from ocm.vault.markdown import Document
+from ocm.vault.memories import MemoryNote
+from ocm.vault.sessions import CHANGE_TYPES, SessionNote
+
+from .analysis import tokens
+
+SKETCH_TOKENS = 80
+SNIPPET_CHARS = 400
+_SESSION_SECTIONS_ELSEWHERE = {"goal", "todos", "files touched", "work done",
+                               "architecture decisions"}
+
+
+def _epoch(value: datetime | None) -> int:
+    return int(value.timestamp()) if value else 0
+
+
+def _strs(value: Any) -> list[str]:
+    # YAML turns `tags: [api, 429]` into an int; every list entry is stringified.
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def _sketch(*texts: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for text in texts:
+        for token in tokens(text):
+            seen.setdefault(token, None)
+            if len(seen) >= SKETCH_TOKENS:
+                return list(seen)
+    return list(seen)
+
+
+def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
+    note = SessionNote(doc)
+    fm = note.fm
+    files = note.files()
+    goal = note.goal
+    todos = "\n".join(note.items("work completed") + note.items("work to be completed"))
+    decisions = doc.section_text("architecture decisions")
+    summary = doc.section_text("work done")
+    rest = [block.title + "\n" + block.text() for block in doc.blocks
+            if block.level == 2 and block.key not in _SESSION_SECTIONS_ELSEWHERE]
+    rest += [b.text() for b in doc.blocks if b.level == 0]
+    rest += [str(fm.get("slug") or "")]
+    started = note.started_at
+    title = goal.split("\n")[0].strip() or str(fm.get("slug") or fm.get("id") or fallback_id)
+    meta = {
+        "title": title[:200], "files": [f"{p}" for p in files][:20],
+        "changes": {c: sum(1 for v in files.values() if v == c) for c in CHANGE_TYPES},
+        "pending": note.items("work to be completed")[:20],
+        "ended_at": fm.get("ended_at") and str(parse_timestamp(fm.get("ended_at")) or ""),
+        "agent_session_id": str(fm.get("agent_session_id") or ""),
+        "tags": _strs(fm.get("tags")), "sketch": _sketch(goal, todos),
+    }
+    return {
+        "id": str(fm.get("id") or fallback_id), "kind": "session", "type": "session",
+        "status": str(fm.get("status") or "open"), "tool": str(fm.get("tool") or ""),
+        "scope": "project", "date": _epoch(started), "meta": meta,
+        "goal": goal, "decisions": decisions, "todos": todos,
+        "files": " ".join(files), "work_summary": summary, "body": "\n".join(rest),
+        "tags": ",".join(_strs(fm.get("tags"))),
+    }
+
+
+def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]:
+    note = MemoryNote(doc)
+    fm = note.fm
+    files = note.str_list("files")
+    content = note.content
+    created = note.created
+    meta = {
+        "title": note.title or content.split("\n")[0][:120], "files": files[:20],
+        "importance": note.importance, "key": note.key,
+        "session": str(fm.get("session") or ""),
+        "supersedes": str(fm.get("supersedes") or ""),
+        "superseded_by": str(fm.get("superseded_by") or ""),
+        "resolution": str(fm.get("resolution") or ""),
+        "updated": str(note.updated or ""), "git_sha": str(fm.get("git_sha") or ""),
+        "tags": note.str_list("tags"), "sketch": _sketch(note.title, content),
+        "origin_type": str(fm.get("origin_type") or ""),
+        "snippet": " ".join(content.split())[:SNIPPET_CHARS],
+    }
+    return {
+        "id": note.id or fallback_id, "kind": "memory", "type": note.type,
+        "status": note.status, "tool": "", "scope": str(fm.get("scope") or scope),
+        "date": _epoch(created), "meta": meta, "goal": note.title, "decisions": "",
+        "todos": "", "files": " ".join(files), "work_summary": "", "body": content,
+        "tags": ",".join(note.str_list("tags")),
+    }

@@ -1,0 +1,116 @@
+"""The context brief injected at session start: pinned facts first, within a budget."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ocm.vault.memories import RECALL_ORDER
+
+if TYPE_CHECKING:
+    from ocm.project import Brief
+
+    from .search import Hit
+
+_HEADINGS = {
+    "identity": "Identity", "principle": "Principles", "preference": "Preferences",
+    "lesson": "Lessons", "gotcha": "Gotchas", "decision": "Decisions",
+    "procedure": "Procedures", "context": "Current context",
+}
+SNIPPET_CHARS = 220
+
+
+def _order(hits: list[Hit]) -> list[Hit]:
+    rank = {t: i for i, t in enumerate(RECALL_ORDER)}
+    return sorted(hits, key=lambda h: (rank.get(h.type, len(rank)),
+                                       -(h.date.timestamp() if h.date else 0)))
+
+
+def _snippet(hit: Hit) -> str:
+    text = str(hit.meta.get("snippet") or "")
+    if text.startswith(hit.title):
+        text = text[len(hit.title):].lstrip(" .:-—")
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
+
+
+def _item(hit: Hit, section: str) -> dict[str, Any]:
+    return {"section": section, "id": hit.id, "kind": hit.kind, "type": hit.type,
+            "title": hit.title, "snippet": _snippet(hit) if hit.kind == "memory" else "",
+            "files": hit.top_files, "score": round(hit.score, 3),
+            "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
+            "scope": hit.scope, "markdown_path": str(hit.path)}
+
+
+def _line(item: dict[str, Any], fmt: str) -> str:
+    if fmt == "snippets":
+        return f"{item['score']:.2f} | {item['type']} | {item['id']} | {item['title']}"
+    files = f" [{', '.join(item['files'])}]" if item["files"] else ""
+    detail = f" — {item['snippet']}" if item["snippet"] else ""
+    return f"- {item['title']}{detail}{files} (id: {item['id']})"
+
+
+def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list[Hit],
+                budget: int, fmt: str, session_id: str | None) -> Brief:
+    from ocm.project import Brief
+
+    items: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for hit in relevant:
+        if hit.id not in seen:
+            seen.add(hit.id)
+            items.append(_item(hit, "Relevant to this task"))
+    for hit in _order(pinned):
+        if hit.id not in seen:
+            seen.add(hit.id)
+            items.append(_item(hit, _HEADINGS.get(hit.type, hit.type)))
+    last_session = None
+    if last:
+        hit = last[0]
+        last_session = {"id": hit.id, "goal": hit.title, "tool": hit.tool,
+                        "status": hit.status, "pending": list(hit.meta.get("pending") or []),
+                        "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
+                        "markdown_path": str(hit.path)}
+
+    header = [f"# Project memory (ocm): {project}"]
+    if session_id:
+        header.append(f"Current ocm session id: {session_id} (pass it to ocm__checkpoint).")
+    footer_hint = ("Search for more with ocm__search (MCP) or `ocm search QUERY`; "
+                   "read a note with ocm__get_note ID.")
+    lines = list(header)
+    used = sum(len(line) + 1 for line in lines) + len(footer_hint) + 80
+    kept: list[dict[str, Any]] = []
+    section = None
+    if last_session:
+        block = ["", "## Last session",
+                 f"{last_session['id']} ({last_session['tool']}, {last_session['status']}): "
+                 f"{last_session['goal']}"]
+        block += [f"- pending: {p}" for p in last_session["pending"][:8]]
+        cost = sum(len(x) + 1 for x in block)
+        if used + cost <= budget:
+            lines += block
+            used += cost
+        else:
+            last_session = None
+    dropped = 0
+    for item in items:
+        extra = [] if item["section"] == section else ["", f"## {item['section']}"]
+        line = _line(item, fmt)
+        cost = sum(len(x) + 1 for x in extra) + len(line) + 1
+        if used + cost > budget:
+            dropped += 1
+            continue
+        if extra:
+            section = item["section"]
+        lines += extra + [line]
+        used += cost
+        kept.append(item)
+    lines.append("")
+    if dropped:
+        lines.append(f"({dropped} more memories did not fit the {budget}-character budget.)")
+    lines.append(footer_hint)
+    if fmt == "json":
+        text = json.dumps({"project": project, "session_id": session_id, "items": kept,
+                           "last_session": last_session, "dropped": dropped}, indent=2)
+    else:
+        text = "\n".join(lines)
+    return Brief(text=text, items=kept, dropped=dropped, last_session=last_session)

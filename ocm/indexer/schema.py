@@ -1,0 +1,49 @@
+"""The Whoosh schema: each piece of note text indexed once, in the field that describes it."""
+
+from __future__ import annotations
+
+from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+
+from .analysis import code_analyzer
+
+# Bump when the schema or the text extraction changes: the index is then rebuilt.
+SCHEMA_VERSION = 3
+
+# Query-time boosts (linear, seed 004 §6); memories put their title in `goal`.
+FIELD_BOOSTS: dict[str, float] = {
+    "goal": 10.0,
+    "decisions": 8.0,
+    "todos": 5.0,
+    "files": 5.0,
+    "work_summary": 3.0,
+    "body": 1.0,
+    "tags": 4.0,
+}
+TEXT_FIELDS = tuple(FIELD_BOOSTS)
+
+
+def build_schema() -> Schema:
+    analyzer = code_analyzer()
+
+    def text() -> TEXT:
+        return TEXT(analyzer=analyzer, phrase=False)
+
+    return Schema(
+        path=ID(unique=True, stored=True),
+        sig=STORED(),
+        id=ID(stored=True),
+        kind=ID(stored=True),
+        type=ID(stored=True),
+        status=ID(stored=True),
+        tool=ID(stored=True),
+        scope=ID(stored=True),
+        date=NUMERIC(int, bits=64, stored=True, signed=True, sortable=True),
+        meta=STORED(),
+        goal=text(),
+        decisions=text(),
+        todos=text(),
+        files=text(),
+        work_summary=text(),
+        body=text(),
+        tags=KEYWORD(lowercase=True, commas=True, scorable=True),
+    )

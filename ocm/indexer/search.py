@@ -1,0 +1,242 @@
+"""Ranking: BM25F over boosted fields, then decay, supersede order, threshold and MMR."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from whoosh import query as Q
+
+from ocm.vault.memories import EVERGREEN_TYPES, HIDDEN_STATUSES
+
+from .analysis import tokens
+from .index import NoteIndex
+from .schema import FIELD_BOOSTS
+
+HALF_LIFE_DAYS = 30.0
+# Decay never takes more than this share of a score: a strong old match stays findable.
+DECAY_FLOOR = 0.6
+SUPERSEDED_PENALTY = 0.5
+RELATIVE_THRESHOLD = 0.12
+MIN_SCORE = 0.3
+MMR_LAMBDA = 0.8
+CANDIDATES = 60
+SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
+
+
+@dataclass
+class Filters:
+    kind: str | None = None
+    types: tuple[str, ...] = ()
+    status: str | None = None
+    tool: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    file: str | None = None
+    tag: str | None = None
+    include_resolved: bool = False
+
+
+@dataclass
+class Hit:
+    id: str
+    kind: str
+    type: str
+    title: str
+    status: str
+    tool: str
+    scope: str
+    date: datetime | None
+    path: Path
+    meta: dict[str, Any]
+    project: str = ""
+    score: float = 0.0
+    rank: int = 0
+    explain: dict[str, Any] | None = None
+    sketch: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def top_files(self) -> list[str]:
+        return list(self.meta.get("files") or [])[:3]
+
+    @property
+    def superseded_by(self) -> str:
+        return str(self.meta.get("superseded_by") or "")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rank": self.rank, "score": round(self.score, 4), "id": self.id, "kind": self.kind,
+            "type": self.type, "title": self.title, "status": self.status,
+            "date": self.date.isoformat(timespec="seconds") if self.date else None,
+            "tool": self.tool or None, "scope": self.scope, "project": self.project,
+            "top_files": self.top_files, "markdown_path": str(self.path),
+        }
+        if self.kind == "memory":
+            out["importance"] = self.meta.get("importance")
+            out["superseded_by"] = self.superseded_by or None
+            out["supersedes"] = self.meta.get("supersedes") or None
+            out["tags"] = self.meta.get("tags") or []
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
+
+
+def _filter_query(filters: Filters) -> tuple[Q.Query | None, Q.Query | None]:
+    parts: list[Q.Query] = []
+    if filters.kind:
+        parts.append(Q.Term("kind", filters.kind))
+    if filters.types:
+        parts.append(Q.Or([Q.Term("type", t) for t in filters.types]))
+    if filters.status:
+        parts.append(Q.Term("status", filters.status))
+    if filters.tool:
+        parts.append(Q.Term("tool", filters.tool))
+    if filters.tag:
+        parts.append(Q.Term("tags", filters.tag.lower()))
+    if filters.since or filters.until:
+        start = int(filters.since.timestamp()) if filters.since else None
+        end = int(filters.until.timestamp()) - 1 if filters.until else None
+        parts.append(Q.NumericRange("date", start, end))
+    mask = None
+    if not filters.include_resolved and not filters.status:
+        mask = Q.Or([Q.Term("status", s) for s in HIDDEN_STATUSES])
+    return (Q.And(parts) if parts else None), mask
+
+
+def text_query(text: str, paths: tuple[str, ...] = ()) -> tuple[Q.Query | None, list[str]]:
+    terms = list(dict.fromkeys(tokens(text)))
+    clauses: list[Q.Query] = [
+        Q.Term(name, term, boost=FIELD_BOOSTS[name]) for term in terms for name in SEARCH_FIELDS
+    ]
+    clauses += [Q.Term("tags", term, boost=FIELD_BOOSTS["tags"]) for term in terms]
+    for fragment in paths:
+        clean = fragment.lower().strip("`'\"").replace("*", "").replace("?", "")
+        if clean:
+            clauses.append(Q.Wildcard("files", f"*{clean}*", boost=FIELD_BOOSTS["files"]))
+    return (Q.Or(clauses) if clauses else None), terms
+
+
+def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
+    meta = stored.get("meta") or {}
+    epoch = stored.get("date") or 0
+    return Hit(
+        id=stored.get("id", ""), kind=stored.get("kind", ""), type=stored.get("type", ""),
+        title=meta.get("title", ""), status=stored.get("status", ""),
+        tool=stored.get("tool", ""), scope=stored.get("scope", ""),
+        date=datetime.fromtimestamp(epoch) if epoch else None,
+        path=(index.vault.root / stored["path"]).resolve(), meta=meta,
+        project=index.vault.project, score=score, sketch=frozenset(meta.get("sketch") or ()),
+    )
+
+
+def _matches_file(hit: Hit, fragment: str) -> bool:
+    needle = fragment.lower().strip("/")
+    return any(needle in str(f).lower() for f in hit.meta.get("files") or [])
+
+
+def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Filters,
+               limit: int = CANDIDATES, explain: bool = False) -> list[Hit]:
+    """Raw BM25F hits of one vault, best first (before decay and re-ranking)."""
+    query, terms = text_query(text, paths)
+    filter_q, mask = _filter_query(filters)
+    searcher = index.searcher()
+    if query is None:
+        results = searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
+                                  sortedby="date", reverse=True)
+        hits = [_hit(index, r.fields(), 0.0) for r in results]
+    else:
+        results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
+        hits = [_hit(index, r.fields(), r.score) for r in results]
+        if explain:
+            for hit, result in zip(hits, results, strict=False):
+                hit.explain = _explain(searcher, terms, paths, result["path"])
+    if filters.file:
+        hits = [h for h in hits if _matches_file(h, filters.file)]
+    return hits
+
+
+def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str) -> dict:
+    only = Q.Term("path", path)
+    fields: dict[str, float] = {}
+    for name in (*SEARCH_FIELDS, "tags"):
+        sub, _ = text_query(" ".join(terms), paths if name == "files" else ())
+        if sub is None:
+            continue
+        narrowed = Q.Or([c for c in sub.subqueries if getattr(c, "fieldname", None) == name])
+        if not narrowed.subqueries:
+            continue
+        found = searcher.search(narrowed, filter=only, limit=1)
+        if found:
+            fields[name] = round(found[0].score, 4)
+    return {"fields": fields}
+
+
+def decay(hit: Hit, now: datetime) -> float:
+    if hit.type in EVERGREEN_TYPES or hit.date is None:
+        return 1.0
+    age_days = max(0.0, (now - hit.date).total_seconds() / 86400.0)
+    return DECAY_FLOOR + (1.0 - DECAY_FLOOR) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True) -> list[Hit]:
+    """Apply decay, the superseded penalty, the threshold and MMR; number the survivors."""
+    if not ranked:
+        for position, hit in enumerate(hits[:limit], 1):
+            hit.rank = position
+        return hits[:limit]
+    for hit in hits:
+        factor = decay(hit, now)
+        if hit.status == "superseded":
+            factor *= SUPERSEDED_PENALTY
+        if hit.explain is not None:
+            hit.explain.update(bm25f=round(hit.score, 4), decay=round(decay(hit, now), 4),
+                               superseded_penalty=hit.status == "superseded")
+        hit.score *= factor
+    hits = sorted(hits, key=lambda h: h.score, reverse=True)
+    if not hits:
+        return []
+    cutoff = max(MIN_SCORE, RELATIVE_THRESHOLD * hits[0].score)
+    hits = [h for h in hits if h.score >= cutoff]
+    hits = _mmr(hits, limit)
+    hits = _replacements_first(hits)
+    for position, hit in enumerate(hits, 1):
+        hit.rank = position
+    return hits
+
+
+def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
+    if len(hits) <= 1:
+        return hits[:limit]
+    top = hits[0].score or 1.0
+    chosen: list[Hit] = []
+    pool = list(hits)
+    while pool and len(chosen) < limit:
+        def value(hit: Hit) -> float:
+            overlap = max((jaccard(hit.sketch, c.sketch) for c in chosen), default=0.0)
+            return MMR_LAMBDA * hit.score / top - (1 - MMR_LAMBDA) * overlap
+
+        best = max(pool, key=value)
+        chosen.append(best)
+        pool.remove(best)
+    return chosen
+
+
+def _replacements_first(hits: list[Hit]) -> list[Hit]:
+    """A superseded record never ranks above its replacement when both are listed."""
+    out = list(hits)
+    by_id = {hit.id: hit for hit in hits}
+    for hit in hits:
+        replacement = by_id.get(hit.superseded_by) if hit.status == "superseded" else None
+        if replacement is not None and out.index(hit) < out.index(replacement):
+            out.remove(hit)
+            out.insert(out.index(replacement) + 1, hit)
+    return out

@@ -1,0 +1,372 @@
+"""The one facade the CLI, the MCP server and the hooks call.
+
+It routes each operation to the right vault (the project's, the user's, or every registered
+one), keeps their indexes fresh before reads, and never holds behaviour of its own that a
+front end would have to repeat. Whoosh is imported only when something is searched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ocm.vault import paths as vault_paths
+from ocm.vault.clock import now as clock_now
+from ocm.vault.errors import InvalidInput, NotFound, OcmError
+from ocm.vault.memories import (
+    MEMORY_STATUSES,
+    RECALL_ORDER,
+    canonical_type,
+    validate_memory_status,
+    validate_scope,
+)
+from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
+from ocm.vault.store import Vault, WriteResult, read_document, read_note_text
+
+if TYPE_CHECKING:
+    from ocm.indexer.index import NoteIndex, SyncReport
+    from ocm.indexer.search import Hit
+
+SEARCH_SCOPES = ("project", "user", "global")
+KINDS = ("session", "memory")
+_OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
+MAX_LIMIT = 100
+
+
+@dataclass
+class SearchRequest:
+    query: str = ""
+    limit: int = 10
+    kind: str | None = None
+    types: tuple[str, ...] = ()
+    status: str | None = None
+    tool: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    file: str | None = None
+    tag: str | None = None
+    scope: str = "project"
+    include_resolved: bool = False
+    explain: bool = False
+    now: datetime | None = None
+
+
+@dataclass
+class Brief:
+    text: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+    dropped: int = 0
+    last_session: dict[str, Any] | None = None
+
+
+def _project_name(root: Path) -> str:
+    return root.name or "project"
+
+
+class Project:
+    def __init__(self, vault_dir: Path, root: Path) -> None:
+        self.root = root
+        self.vault = Vault(vault_dir, _project_name(root), root, scope="project")
+        home = vault_paths.user_home()
+        self.user_vault = Vault(home, "user", None, scope="user")
+        self._indexes: dict[Path, NoteIndex] = {}
+        self.notices: list[str] = []
+
+    @classmethod
+    def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None) -> Project:
+        """Find the project from `cwd` (git common dir) and its vault (`--vault`/`OCM_VAULT`)."""
+        start = Path(cwd or os.environ.get("OCM_PROJECT_DIR") or os.getcwd())
+        chosen = vault or os.environ.get("OCM_VAULT")
+        if chosen:
+            vault_dir = Path(chosen).expanduser().resolve()
+            if vault_dir.exists() and not vault_dir.is_dir():
+                raise InvalidInput(f"vault {vault_dir} exists and is not a folder")
+            root = vault_dir.parent if vault_dir.name == vault_paths.VAULT_DIRNAME else vault_dir
+            if not start.is_dir():
+                raise InvalidInput(f"project folder {start} does not exist")
+            return cls(vault_dir, root)
+        if not start.is_dir():
+            raise InvalidInput(f"project folder {start} does not exist")
+        root = vault_paths.find_project_root(start)
+        return cls(root / vault_paths.VAULT_DIRNAME, root)
+
+    # -- set-up -------------------------------------------------------------------
+    def init(self) -> dict[str, Any]:
+        self.vault.ensure_layout()
+        gitignore = self.root / ".gitignore"
+        entry = f"{vault_paths.VAULT_DIRNAME}/"
+        added_ignore = False
+        inside_root = self.vault.root.parent == self.root
+        if inside_root:
+            existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+            if not any(line.strip() in (entry, entry.rstrip("/"), "/" + entry)
+                       for line in existing.splitlines()):
+                sep = "" if not existing or existing.endswith("\n") else "\n"
+                gitignore.write_text(existing + sep + entry + "\n", encoding="utf-8")
+                added_ignore = True
+        registered = vault_paths.register_vault(self.vault.project, self.root, self.vault.root)
+        return {"vault": str(self.vault.root), "project": self.vault.project,
+                "gitignore_updated": added_ignore, "registered": registered}
+
+    # -- vault routing ------------------------------------------------------------
+    def _vault_for_scope(self, scope: str) -> Vault:
+        return self.user_vault if validate_scope(scope) == "user" else self.vault
+
+    def _vaults(self, scope: str) -> list[Vault]:
+        if scope not in SEARCH_SCOPES:
+            raise InvalidInput(
+                f"unknown scope {scope!r}: expected one of {', '.join(SEARCH_SCOPES)}")
+        if scope == "user":
+            found = [self.user_vault]
+        elif scope == "project":
+            found = [self.vault, self.user_vault]
+        else:
+            found = [self.vault, self.user_vault]
+            for entry in vault_paths.read_registry():
+                path = Path(entry["vault"])
+                if path.is_dir():
+                    found.append(Vault(path, entry.get("project") or path.parent.name,
+                                       Path(entry.get("project_root") or path.parent)))
+        unique: dict[Path, Vault] = {}
+        for vault in found:
+            unique.setdefault(vault.root.resolve(), vault)
+        return [v for v in unique.values() if v.root.is_dir()]
+
+    def _locate(self, note_id: str) -> tuple[Vault, str, Path]:
+        """(vault, kind, path) of a note id, searching the project vault then the user's."""
+        for vault in (self.vault, self.user_vault):
+            if not vault.root.is_dir():
+                continue
+            try:
+                return vault, "memory", vault.find_memory(note_id)
+            except NotFound:
+                pass
+            except InvalidInput:
+                if vault is self.vault:
+                    try:
+                        return vault, "session", vault.find_session(note_id)
+                    except NotFound:
+                        pass
+                continue
+            try:
+                return vault, "session", vault.find_session(note_id)
+            except NotFound:
+                pass
+        raise NotFound(f"no session or memory with id {note_id!r}")
+
+    # -- index ----------------------------------------------------------------------
+    def index_for(self, vault: Vault) -> NoteIndex:
+        from ocm.indexer.index import NoteIndex
+
+        key = vault.root.resolve()
+        if key not in self._indexes:
+            self._indexes[key] = NoteIndex(vault)
+        return self._indexes[key]
+
+    def refresh(self, vault: Vault) -> NoteIndex:
+        index = self.index_for(vault)
+        report = index.sync()
+        if report.notice:
+            self.notices.append(report.notice)
+        return index
+
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        self.vault.ensure_layout()
+        return self.index_for(self.vault).sync(progress=progress, force_rebuild=True)
+
+    # -- sessions -----------------------------------------------------------------
+    def start_session(self, tool: str, agent_session_id: str | None = None,
+                      slug: str | None = None, trigger: str | None = None) -> WriteResult:
+        if agent_session_id:
+            try:
+                path = self.vault.find_session(agent_session_id)
+                note = SessionNote(read_document(path))
+                return WriteResult(note.id, path, note.status, "session", changed=False)
+            except (NotFound, InvalidInput):
+                pass
+        return self.vault.create_session(tool, agent_session_id=agent_session_id, slug=slug,
+                                         trigger=trigger)
+
+    def resolve_session(self, session_id: str | None, tool: str | None = None,
+                        create: bool = True, slug: str | None = None) -> str:
+        """Our id, the host's id, or none (the current open session, created if absent)."""
+        if tool is not None:
+            tool = validate_tool(tool)
+        if session_id:
+            try:
+                return SessionNote(read_document(self.vault.find_session(session_id))).id
+            except NotFound:
+                if _OCM_SESSION_ID.match(session_id.strip()) or not create:
+                    raise
+                return self.start_session(tool or "unknown", agent_session_id=session_id,
+                                          slug=slug).id
+        current = self.vault.current_session(tool)
+        if current is not None:
+            return SessionNote(read_document(current)).id
+        if not create:
+            raise NotFound("no open session in this project")
+        return self.start_session(tool or "unknown", slug=slug).id
+
+    def checkpoint(self, inp: CheckpointInput, session_id: str | None = None,
+                   tool: str | None = None) -> WriteResult:
+        if inp.status is not None and inp.status not in SESSION_STATUSES:
+            raise InvalidInput(f"unknown session status {inp.status!r}: expected one of "
+                               f"{', '.join(SESSION_STATUSES)}")
+        sid = self.resolve_session(session_id, tool, slug=inp.slug)
+        if inp.status in ("closed", "frozen"):
+            self.vault.checkpoint(sid, CheckpointInput(**{**inp.__dict__, "status": None}))
+            return self.vault.close_session(sid, inp.status, inp.trigger)
+        return self.vault.checkpoint(sid, inp)
+
+    def close_session(self, session_id: str | None, status: str = "closed",
+                      trigger: str | None = None) -> WriteResult:
+        sid = self.resolve_session(session_id, create=False)
+        return self.vault.close_session(sid, status, trigger)
+
+    def session_files(self, session_id: str) -> list[dict[str, str]]:
+        note = SessionNote(read_document(self.vault.find_session(session_id)))
+        return [{"path": p, "change_type": c} for p, c in note.files().items()]
+
+    def list_sessions(self, limit: int = 10, tool: str | None = None,
+                      status: str | None = None) -> list[Hit]:
+        req = SearchRequest(kind="session", limit=limit, tool=tool, status=status,
+                            include_resolved=True)
+        return self.search(req)
+
+    # -- memories -----------------------------------------------------------------
+    def remember(self, content: str, memory_type: str, *, title: str | None = None,
+                 files: list[str] | None = None, tags: list[str] | None = None,
+                 key: str | None = None, supersede_reason: str | None = None,
+                 scope: str = "project", importance: int | None = None,
+                 session: str | None = None, created: datetime | None = None) -> WriteResult:
+        vault = self._vault_for_scope(scope)
+        if session:
+            session = self.resolve_session(session, create=False)
+        return vault.remember(content, memory_type, title=title, files=files, tags=tags,
+                              key=key, supersede_reason=supersede_reason,
+                              importance=importance, session=session, created=created)
+
+    def get(self, note_id: str) -> dict[str, Any]:
+        vault, kind, path = self._locate(note_id)
+        text = read_note_text(path)
+        doc = read_document(path)
+        return {"id": doc.frontmatter.get("id") or path.stem, "kind": kind,
+                "markdown_path": str(path.resolve()), "frontmatter": doc.frontmatter.data,
+                "markdown": text, "scope": vault.scope}
+
+    def update_memory(self, memory_id: str, **changes: Any) -> WriteResult:
+        vault, kind, _ = self._locate(memory_id)
+        if kind != "memory":
+            raise InvalidInput(f"{memory_id} is a session; use checkpoint to change it")
+        return vault.update_memory(memory_id, **changes)
+
+    def set_memory_status(self, memory_id: str, status: str, superseded_by: str | None = None,
+                          reason: str | None = None) -> WriteResult:
+        validate_memory_status(status)
+        vault, kind, _ = self._locate(memory_id)
+        if kind != "memory":
+            raise InvalidInput(f"{memory_id} is a session, not a memory")
+        return vault.set_memory_status(memory_id, status, superseded_by=superseded_by,
+                                       reason=reason)
+
+    def resolve_by_session(self, session_id: str, reason: str | None = None) -> list[WriteResult]:
+        sid = self.resolve_session(session_id, create=False)
+        return [self.vault.set_memory_status(mid, "resolved", reason=reason)
+                for mid in self.vault.memories_of_session(sid)]
+
+    def forget(self, memory_id: str, delete: bool = False) -> WriteResult:
+        vault, kind, _ = self._locate(memory_id)
+        if kind != "memory":
+            raise InvalidInput(f"{memory_id} is a session; only memories can be forgotten")
+        if delete:
+            return vault.delete_memory(memory_id)
+        return vault.set_memory_status(memory_id, "archived")
+
+    def list_memories(self, types: tuple[str, ...] = (), status: str | None = "active",
+                      limit: int = 50, scope: str = "project", tag: str | None = None,
+                      file: str | None = None) -> list[Hit]:
+        req = SearchRequest(kind="memory", types=tuple(canonical_type(t) for t in types),
+                            status=status, limit=limit, scope=scope, tag=tag, file=file,
+                            include_resolved=status is None)
+        return self.search(req)
+
+    # -- search -------------------------------------------------------------------
+    def search(self, req: SearchRequest | str, **kwargs: Any) -> list[Hit]:
+        from ocm.indexer import search as engine
+        from ocm.indexer.query import canonical_tool, parse_query
+
+        if isinstance(req, str):
+            req = SearchRequest(query=req, **kwargs)
+        if not isinstance(req.limit, int) or not 1 <= req.limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+        if req.kind is not None and req.kind not in KINDS:
+            raise InvalidInput(f"unknown kind {req.kind!r}: expected session or memory")
+        if req.status is not None and req.status not in (*MEMORY_STATUSES, *SESSION_STATUSES):
+            raise InvalidInput(f"unknown status {req.status!r}: expected one of "
+                               f"{', '.join((*MEMORY_STATUSES, *SESSION_STATUSES))}")
+        types = tuple(canonical_type(t) for t in req.types)
+        when = req.now or clock_now()
+        parsed = parse_query(req.query or "", when)
+        tool = req.tool
+        if tool:
+            tool = canonical_tool(tool) or validate_tool(tool)
+        filters = engine.Filters(
+            kind=req.kind, types=types, status=req.status, tool=tool or parsed.tool,
+            since=req.since or parsed.since, until=req.until or parsed.until, file=req.file,
+            tag=req.tag, include_resolved=req.include_resolved)
+        ranked = bool(parsed.text.strip() or parsed.paths)
+        hits: list[Hit] = []
+        for vault in self._vaults(req.scope):
+            index = self.refresh(vault)
+            try:
+                found = engine.candidates(index, parsed.text, parsed.paths, filters,
+                                          explain=req.explain)
+            except OcmError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt, not fatal
+                notice = f"ocm: search index was damaged ({type(exc).__name__}); rebuilt it"
+                self.notices.append(notice)
+                index.close()
+                index.sync(force_rebuild=True)
+                found = engine.candidates(index, parsed.text, parsed.paths, filters,
+                                          explain=req.explain)
+            hits.extend(found)
+        if not ranked:
+            hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
+        return engine.rank(hits, when, req.limit, ranked=ranked)
+
+    # -- recall -------------------------------------------------------------------
+    def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",
+               session_id: str | None = None, now: datetime | None = None) -> Brief:
+        from ocm.indexer.recall import build_brief
+
+        if fmt not in ("prompt", "snippets", "json"):
+            raise InvalidInput(f"unknown recall format {fmt!r}: expected prompt, snippets or json")
+        if not isinstance(budget, int) or budget < 200:
+            raise InvalidInput("budget must be a whole number of characters, at least 200")
+        pinned = self.list_memories(types=RECALL_ORDER, status="active", limit=MAX_LIMIT)
+        relevant = self.search(SearchRequest(query=query, limit=8, now=now)) if query else []
+        sessions = [h for h in self.list_sessions(limit=3) if h.id != session_id]
+        return build_brief(self.vault.project, pinned, relevant, sessions[:1], budget, fmt,
+                           session_id)
+
+    # -- status -------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        counts: dict[str, int] = {"sessions": 0, "memories": 0}
+        for path in self.vault.note_paths():
+            counts["sessions" if self.vault.kind_of(path) == "session" else "memories"] += 1
+        index = self.refresh(self.vault) if self.vault.root.is_dir() else None
+        size = sum(p.stat().st_size for p in self.vault.index_dir.rglob("*") if p.is_file()) if (
+            self.vault.index_dir.is_dir()) else 0
+        return {
+            "project": self.vault.project, "project_root": str(self.root),
+            "vault": str(self.vault.root), "user_vault": str(self.user_vault.root),
+            "initialised": self.vault.root.is_dir(), **counts,
+            "broken_notes": dict(index.broken) if index else {},
+            "index_bytes": size,
+        }

@@ -1,0 +1,1 @@
+"""Notes on disk. Imports nothing else from `ocm`."""

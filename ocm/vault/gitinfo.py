@@ -1,0 +1,69 @@
+"""The few git facts a session needs, read with GitPython (imported only when needed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class DiffStat:
+    files: int
+    insertions: int
+    deletions: int
+
+    def line(self) -> str:
+        noun = "file" if self.files == 1 else "files"
+        return f"{self.files} {noun} changed, +{self.insertions} / -{self.deletions} lines."
+
+
+def _repo(root: Path):  # -> git.Repo | None
+    try:
+        import git  # noqa: PLC0415 - 80 ms import, kept off every path that does not need it
+    except ImportError:  # pragma: no cover - gitpython is a dependency
+        return None
+    try:
+        return git.Repo(root, search_parent_directories=False)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
+        return None
+
+
+def head_sha(root: Path) -> str | None:
+    repo = _repo(root)
+    if repo is None:
+        return None
+    try:
+        return repo.head.commit.hexsha[:12]
+    except ValueError:  # no commits yet
+        return None
+
+
+def diff_since(root: Path, sha: str) -> tuple[DiffStat, dict[str, str]] | None:
+    """Stat and net file changes from `sha` to the work tree (committed or not)."""
+    repo = _repo(root)
+    if repo is None:
+        return None
+    import git  # noqa: PLC0415
+
+    try:
+        numstat = repo.git.diff("--numstat", sha)
+        name_status = repo.git.diff("--name-status", "--no-renames", sha)
+        untracked = repo.untracked_files
+    except git.GitCommandError:
+        return None
+    insertions = deletions = 0
+    paths: set[str] = set()
+    for row in numstat.splitlines():
+        added, removed, path = (row.split("\t", 2) + ["", "", ""])[:3]
+        insertions += int(added) if added.isdigit() else 0
+        deletions += int(removed) if removed.isdigit() else 0
+        paths.add(path)
+    changes: dict[str, str] = {}
+    for row in name_status.splitlines():
+        status, _, path = row.partition("\t")
+        changes[path] = {"A": "created", "D": "deleted"}.get(status[:1], "modified")
+    for path in untracked:
+        if not path.startswith(".openCodeMemory/"):
+            changes.setdefault(path, "created")
+            paths.add(path)
+    return DiffStat(len(paths), insertions, deletions), changes

@@ -1,0 +1,49 @@
+"""Identifiers and slugs: generated safe, validated so nothing can escape the vault."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import unicodedata
+
+from .errors import InvalidInput
+
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,159}$")
+_SLUG_WORD_RE = re.compile(r"[a-z0-9]+")
+MAX_SLUG_WORDS = 4
+
+
+def validate_id(value: object, what: str = "id") -> str:
+    """An id is a file-name stem: ASCII letters, digits, `_ . -`; no path separators, no `..`."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} must be a non-empty string")
+    text = value.strip()
+    if "\x00" in text:
+        raise InvalidInput(f"invalid {what} {text!r}: contains a NUL byte")
+    if not _ID_RE.match(text) or ".." in text:
+        raise InvalidInput(
+            f"invalid {what} {text!r}: use letters, digits, '_', '.', '-' only "
+            "(no path separators or '..')"
+        )
+    return text
+
+
+def slugify(text: str, max_words: int = MAX_SLUG_WORDS) -> str:
+    """Lowercase ASCII words joined by '-', at most `max_words` of them ('' if none)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = _SLUG_WORD_RE.findall(ascii_text.lower())
+    return "-".join(words[:max_words])
+
+
+def validate_slug(value: str) -> str:
+    """A slug given by an agent or person: reduced to safe words, refused if nothing is left."""
+    if "\x00" in value or "/" in value or "\\" in value or ".." in value:
+        raise InvalidInput(f"invalid slug {value!r}: no path separators or '..'")
+    slug = slugify(value)
+    if not slug:
+        raise InvalidInput(f"invalid slug {value!r}: needs at least one letter or digit")
+    return slug
+
+
+def random_suffix(length: int = 6) -> str:
+    return secrets.token_hex(length // 2 + 1)[:length]

@@ -1,0 +1,180 @@
+"""Memory records: typed facts with a lifecycle, one Markdown file each."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .clock import parse_timestamp
+from .errors import InvalidInput
+from .markdown import Block, Document
+
+MEMORY_TYPES: tuple[str, ...] = (
+    "gotcha", "decision", "bug_fix", "discovery", "trade_off", "procedure", "principle",
+    "preference", "lesson", "context", "reference", "identity", "historical", "session_summary",
+)
+# Union of the seeds' vocabularies, mapped onto the canonical types above.
+TYPE_ALIASES: dict[str, str] = {
+    "warning": "gotcha", "pitfall": "gotcha", "caveat": "gotcha", "gotchas": "gotcha",
+    "incident": "bug_fix", "incidents": "bug_fix", "bug": "bug_fix", "bugfix": "bug_fix",
+    "fix": "bug_fix", "rule": "principle", "principles": "principle", "standard": "principle",
+    "convention": "principle", "insight": "lesson", "learning": "lesson", "lessons": "lesson",
+    "experience": "lesson", "commitment": "decision", "choice": "decision",
+    "decisions": "decision", "procedures": "procedure", "workflow": "procedure",
+    "howto": "procedure", "how_to": "procedure", "tradeoff": "trade_off",
+    "fact": "discovery", "finding": "discovery", "knowledge": "discovery",
+    "discoveries": "discovery", "active": "context", "background": "context",
+    "pointer": "reference", "link": "reference", "references": "reference",
+    "archive": "historical", "past": "historical", "core": "identity", "self": "identity",
+    "preferences": "preference", "summary": "session_summary",
+}
+MEMORY_STATUSES = ("active", "resolved", "superseded", "archived")
+HIDDEN_STATUSES = ("resolved", "archived")
+SCOPES = ("project", "user")
+# Facts that stay true until someone says otherwise: exempt from temporal decay.
+EVERGREEN_TYPES = frozenset({"identity", "principle", "preference", "lesson", "procedure"})
+# Recall brief order (seed 003 injection order, extended with the coding types).
+RECALL_ORDER = ("identity", "principle", "preference", "lesson", "gotcha", "decision",
+                "procedure", "context")
+FRONTMATTER_ORDER = [
+    "id", "type", "title", "status", "scope", "key", "importance", "files", "tags", "session",
+    "origin_type", "created", "updated", "git_sha", "supersedes", "superseded_by", "resolution",
+]
+DEFAULT_IMPORTANCE = 5
+CAPPED_ORIGINS = {"planning": 5, "investigation": 5}
+MAX_CONTENT_CHARS = 64_000
+MAX_TITLE_CHARS = 200
+
+
+def canonical_type(value: str) -> str:
+    """'Warning' -> 'gotcha'; an unknown type is an error listing the valid ones."""
+    key = (value or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if key in MEMORY_TYPES:
+        return key
+    if key in TYPE_ALIASES:
+        return TYPE_ALIASES[key]
+    raise InvalidInput(
+        f"unknown memory type {value!r}: expected one of {', '.join(MEMORY_TYPES)} "
+        f"(aliases: {', '.join(sorted(TYPE_ALIASES))})"
+    )
+
+
+def validate_memory_status(status: str) -> str:
+    if status not in MEMORY_STATUSES:
+        raise InvalidInput(
+            f"unknown memory status {status!r}: expected one of {', '.join(MEMORY_STATUSES)}"
+        )
+    return status
+
+
+def validate_scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {scope!r}: expected one of {', '.join(SCOPES)}")
+    return scope
+
+
+def validate_importance(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
+        raise InvalidInput(f"importance must be a whole number from 1 to 10, not {value!r}")
+    return value
+
+
+def validate_content(content: Any) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("memory content must be a non-empty string")
+    if "\x00" in content:
+        raise InvalidInput("memory content contains a NUL byte")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(
+            f"memory content is {len(content):,} characters (max {MAX_CONTENT_CHARS:,}); "
+            "store a summary and point to a file instead"
+        )
+    return content.strip()
+
+
+def default_title(content: str) -> str:
+    first = next((line.strip(" #-*>\t") for line in content.splitlines() if line.strip()), "")
+    return first if len(first) <= 80 else first[:77].rstrip() + "…"
+
+
+def capped_importance(importance: int, origin: str | None) -> int:
+    cap = CAPPED_ORIGINS.get(origin or "")
+    return min(importance, cap) if cap else importance
+
+
+class MemoryNote:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+
+    @property
+    def fm(self) -> dict[str, Any]:
+        return self.doc.frontmatter.data
+
+    @property
+    def id(self) -> str:
+        return str(self.fm.get("id") or "")
+
+    @property
+    def type(self) -> str:
+        return str(self.fm.get("type") or "context")
+
+    @property
+    def status(self) -> str:
+        return str(self.fm.get("status") or "active")
+
+    @property
+    def title(self) -> str:
+        return str(self.fm.get("title") or "")
+
+    @property
+    def scope(self) -> str:
+        return str(self.fm.get("scope") or "project")
+
+    @property
+    def key(self) -> str | None:
+        value = self.fm.get("key")
+        return str(value) if value not in (None, "") else None
+
+    @property
+    def importance(self) -> int:
+        value = self.fm.get("importance")
+        return value if isinstance(value, int) and not isinstance(value, bool) else (
+            DEFAULT_IMPORTANCE)
+
+    @property
+    def created(self) -> datetime | None:
+        return parse_timestamp(self.fm.get("created"))
+
+    @property
+    def updated(self) -> datetime | None:
+        return parse_timestamp(self.fm.get("updated")) or self.created
+
+    def str_list(self, key: str) -> list[str]:
+        value = self.fm.get(key)
+        if value is None:
+            return []
+        if isinstance(value, list | tuple):
+            return [str(item) for item in value if item is not None]
+        return [str(value)]
+
+    @property
+    def content(self) -> str:
+        lines: list[str] = []
+        for block in self.doc.blocks:
+            lines += ([block.heading] if block.level else []) + block.lines
+        return "\n".join(lines).strip()
+
+    def set(self, key: str, value: Any) -> None:
+        self.doc.frontmatter.set(key, value)
+
+    def set_content(self, content: str) -> None:
+        self.doc.blocks = [Block(0, "", ["", *content.strip().split("\n"), ""])]
+
+
+def new_memory_document(fields: dict[str, Any], content: str) -> Document:
+    doc = Document.new()
+    for key in FRONTMATTER_ORDER:
+        if fields.get(key) not in (None, "", [], ()):
+            doc.frontmatter.set(key, fields[key])
+    MemoryNote(doc).set_content(content)
+    return doc

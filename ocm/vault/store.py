@@ -1,0 +1,581 @@
+"""One vault folder on disk: reading, locating and changing its notes safely.
+
+Every change is read-modify-write under a cross-process lock; the note is re-read and the
+change re-applied if the file moved under us (an editor saving mid-write). Validation
+happens before any byte is written, so a refused call leaves the vault as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import gitinfo
+from .atomic import TEMP_PREFIX, atomic_write_text, file_signature, locked
+from .clock import format_timestamp, now
+from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
+from .ids import random_suffix, slugify, validate_id, validate_slug
+from .markdown import Document
+from .memories import (
+    DEFAULT_IMPORTANCE,
+    MAX_TITLE_CHARS,
+    MemoryNote,
+    canonical_type,
+    capped_importance,
+    default_title,
+    new_memory_document,
+    validate_content,
+    validate_importance,
+    validate_memory_status,
+    validate_scope,
+)
+from .redact import redact
+from .sessions import (
+    FRONTMATTER_ORDER as SESSION_KEYS,
+)
+from .sessions import (
+    MAX_ITEM_CHARS,
+    CheckpointInput,
+    SessionNote,
+    normalise_file_path,
+    origin_type,
+    validate_tool,
+)
+
+T = TypeVar("T")
+MAX_NOTE_BYTES = 2_000_000
+_WRITE_ATTEMPTS = 5
+SESSIONS_DIR = "sessions"
+MEMORIES_DIR = "memories"
+
+
+@dataclass
+class WriteResult:
+    id: str
+    path: Path
+    status: str
+    kind: str
+    changed: bool = True
+    notice: str | None = None
+
+
+def read_note_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFound(f"note file {path} does not exist") from None
+    if len(raw) > MAX_NOTE_BYTES:
+        raise NoteFormatError(path, f"note is {len(raw):,} bytes (max {MAX_NOTE_BYTES:,})")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(path, f"not UTF-8 (byte {exc.start})") from None
+
+
+def read_document(path: Path) -> Document:
+    return Document.parse(read_note_text(path), path)
+
+
+def _clean(text: str) -> str:
+    return redact(text)
+
+
+def _clean_list(items: list[str] | None) -> list[str] | None:
+    return None if items is None else [_clean(item) for item in items]
+
+
+class Vault:
+    def __init__(self, root: Path, project: str = "", project_root: Path | None = None,
+                 scope: str = "project") -> None:
+        self.root = root
+        self.project = project or root.parent.name
+        self.project_root = project_root or root.parent
+        self.scope = scope
+
+    # -- layout -------------------------------------------------------------------
+    @property
+    def sessions_dir(self) -> Path:
+        return self.root / SESSIONS_DIR
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.root / MEMORIES_DIR
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.root / ".locks"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / ".index"
+
+    def ensure_layout(self) -> None:
+        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        self.memories_dir.mkdir(parents=True, exist_ok=True)
+
+    def relpath(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def note_paths(self) -> Iterator[Path]:
+        """Every note file (dot-files, temp files and dot-folders skipped)."""
+        for top in (self.sessions_dir, self.memories_dir):
+            if not top.is_dir():
+                continue
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                for name in files:
+                    if name.endswith(".md") and not name.startswith((".", TEMP_PREFIX)):
+                        yield Path(folder) / name
+
+    def kind_of(self, path: Path) -> str:
+        return "session" if self.relpath(path).startswith(SESSIONS_DIR + "/") else "memory"
+
+    # -- safe edit ----------------------------------------------------------------
+    def _edit(self, path: Path, lock: str, mutate: Callable[[Document], T]) -> tuple[T, bool]:
+        with locked(self.locks_dir, lock):
+            for _ in range(_WRITE_ATTEMPTS):
+                signature = file_signature(path)
+                text = read_note_text(path)
+                doc = Document.parse(text, path)
+                result = mutate(doc)
+                new_text = doc.render()
+                if new_text == text:
+                    return result, False
+                if file_signature(path) != signature:
+                    continue  # edited under us: re-read and re-apply
+                atomic_write_text(path, new_text)
+                return result, True
+        raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
+
+    # -- sessions -----------------------------------------------------------------
+    def _session_lock(self, session_id: str) -> str:
+        return f"session-{session_id}"
+
+    def _frontmatter_only(self, path: Path) -> dict[str, Any] | None:
+        try:
+            with path.open("r", encoding="utf-8") as handle:
+                head = handle.read(8192)
+            if not head.startswith("---"):
+                return None
+            end = head.find("\n---", 3)
+            if end < 0:
+                return read_document(path).frontmatter.data
+            return Document.parse(head[: end + 4] + "\n", path).frontmatter.data
+        except (OcmError, OSError, UnicodeDecodeError):
+            return None
+
+    def session_headers(self) -> list[tuple[Path, dict[str, Any]]]:
+        """(path, frontmatter) of every readable session note, newest file name first."""
+        if not self.sessions_dir.is_dir():
+            return []
+        paths = sorted((p for p in self.sessions_dir.glob("*.md") if not p.name.startswith(".")),
+                       reverse=True)
+        out = []
+        for path in paths:
+            data = self._frontmatter_only(path)
+            if data is not None:
+                out.append((path, data))
+        return out
+
+    def find_session(self, session_id: str) -> Path:
+        """By ocm id, file stem, or the host's agent_session_id."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInput("session id must be a non-empty string")
+        sid = session_id.strip()
+        if "/" in sid or "\\" in sid or "\x00" in sid or ".." in sid:
+            raise InvalidInput(f"invalid session id {sid!r}: no path separators or '..'")
+        direct = self.sessions_dir / f"{sid}.md"
+        if direct.is_file():
+            return direct
+        for path, data in self.session_headers():
+            if sid in (str(data.get("id") or ""), path.stem, str(data.get("agent_session_id"))):
+                return path
+        raise NotFound(f"no session with id {sid!r} in {self.root}")
+
+    def current_session(self, tool: str | None = None) -> Path | None:
+        for path, data in self.session_headers():
+            if (data.get("status") or "open") == "open" and (
+                    tool is None or data.get("tool") == tool):
+                return path
+        return None
+
+    def create_session(self, tool: str, *, agent_session_id: str | None = None,
+                       slug: str | None = None, started_at: datetime | None = None,
+                       trigger: str | None = None) -> WriteResult:
+        tool = validate_tool(tool)
+        slug = validate_slug(slug) if slug else None
+        if agent_session_id is not None:
+            agent_session_id = _clean(str(agent_session_id)).strip()[:200] or None
+        started = started_at or now()
+        base = f"{started:%Y-%m-%d_%H-%M}_{tool}" + (f"_{slug}" if slug else "")
+        self.ensure_layout()
+        with locked(self.locks_dir, "sessions-create"):
+            session_id, n = base, 1
+            while (self.sessions_dir / f"{session_id}.md").exists():
+                n += 1
+                session_id = f"{base}-{n}"
+            doc = Document.new()
+            note = SessionNote(doc)
+            fields = {
+                "id": session_id, "agent_session_id": agent_session_id, "tool": tool,
+                "project": self.project, "started_at": started, "status": "open",
+                "trigger": trigger, "git_sha_start": gitinfo.head_sha(self.project_root),
+                "slug": slug,
+            }
+            for key in SESSION_KEYS:
+                if fields.get(key) is not None:
+                    note.set_frontmatter(key, fields[key])
+            path = self.sessions_dir / f"{session_id}.md"
+            atomic_write_text(path, doc.render())
+        return WriteResult(session_id, path, "open", "session")
+
+    def checkpoint(self, session_id: str, inp: CheckpointInput) -> WriteResult:
+        for text in inp.text_fields():
+            if "\x00" in text:
+                raise InvalidInput("checkpoint text contains a NUL byte")
+            if len(text) > MAX_ITEM_CHARS:
+                raise InvalidInput(
+                    f"a checkpoint item is {len(text):,} characters (max {MAX_ITEM_CHARS:,}); "
+                    "write bullets, not file contents"
+                )
+        inp = _redact_checkpoint(inp)
+        slug = validate_slug(inp.slug) if inp.slug else None
+        path = self.find_session(session_id)
+        sid = path.stem
+
+        def mutate(doc: Document) -> str:
+            note = SessionNote(doc)
+            note.apply(inp)
+            if slug and not note.fm.get("slug"):
+                note.set_frontmatter("slug", slug)
+            if inp.status in ("closed", "frozen") and not note.fm.get("ended_at"):
+                note.set_frontmatter("ended_at", now())
+            return note.status
+
+        with locked(self.locks_dir, self._session_lock(sid)):
+            status, changed = self._edit(path, f"note-{sid}", mutate)
+            path = self._maybe_rename(path, slug)
+        note_id = str((self._frontmatter_only(path) or {}).get("id") or sid)
+        return WriteResult(note_id, path, status, "session", changed)
+
+    def _maybe_rename(self, path: Path, slug: str | None) -> Path:
+        """Give a session created before it had a slug the seed's file name, once."""
+        if not slug:
+            return path
+        data = self._frontmatter_only(path) or {}
+        note_id = str(data.get("id") or path.stem)
+        if path.stem != note_id or note_id.endswith(f"_{slug}"):
+            return path
+        target = path.with_name(f"{path.stem}_{slug}.md")
+        if target.exists():
+            return path
+        os.replace(path, target)
+        return target
+
+    def session_edit(self, session_id: str, mutate: Callable[[SessionNote], T]) -> tuple[T, Path]:
+        path = self.find_session(session_id)
+        with locked(self.locks_dir, self._session_lock(path.stem)):
+            result, _ = self._edit(path, f"note-{path.stem}", lambda doc: mutate(SessionNote(doc)))
+        return result, path
+
+    def record_file(self, session_id: str, file_path: str, change: str) -> bool:
+        rel = normalise_file_path(_clean(file_path), str(self.project_root))
+        changed, _ = self.session_edit(session_id, lambda note: note.record_file(rel, change))
+        return changed
+
+    def record_prompt(self, session_id: str, prompt: str) -> bool:
+        text = " ".join(_clean(prompt).split())[:2000]
+        if not text:
+            return False
+        changed, _ = self.session_edit(session_id, lambda note: note.add_prompt(text))
+        return changed
+
+    def count_activity(self, session_id: str, reads: int = 0, edits: int = 0) -> None:
+        def mutate(note: SessionNote) -> None:
+            for key, inc in (("reads", reads), ("edits", edits)):
+                if inc:
+                    current = note.fm.get(key)
+                    base = current if isinstance(current, int) else 0
+                    note.set_frontmatter(key, base + inc)
+
+        self.session_edit(session_id, mutate)
+
+    def close_session(self, session_id: str, status: str = "closed",
+                      trigger: str | None = None) -> WriteResult:
+        if status not in ("closed", "frozen"):
+            raise InvalidInput(f"a session is closed or frozen, not {status!r}")
+        root = self.project_root
+
+        def mutate(note: SessionNote) -> str:
+            sha_start = note.fm.get("git_sha_start")
+            sha_end = gitinfo.head_sha(root)
+            if sha_end:
+                note.set_frontmatter("git_sha_end", sha_end)
+            if sha_start:
+                diff = gitinfo.diff_since(root, str(sha_start))
+                if diff is not None:
+                    stat, changes = diff
+                    note.set_diff_stat(stat.line())
+                    if not note.files():
+                        for path, change in changes.items():
+                            note.record_file(path, change)
+            note.apply(CheckpointInput(status=status, trigger=trigger))
+            if not note.fm.get("ended_at"):
+                note.set_frontmatter("ended_at", now())
+            return note.status
+
+        status_out, path = self.session_edit(session_id, mutate)
+        return WriteResult(SessionNote(read_document(path)).id, path, status_out, "session")
+
+    def session_origin(self, session_id: str | None) -> str | None:
+        if not session_id:
+            return None
+        try:
+            data = self._frontmatter_only(self.find_session(session_id)) or {}
+        except OcmError:
+            return None
+        reads, edits = data.get("reads"), data.get("edits")
+        return origin_type(reads if isinstance(reads, int) else 0,
+                           edits if isinstance(edits, int) else 0)
+
+    # -- memories -----------------------------------------------------------------
+    def memory_path(self, memory_type: str, memory_id: str) -> Path:
+        return self.memories_dir / memory_type / f"{memory_id}.md"
+
+    def find_memory(self, memory_id: str) -> Path:
+        mid = validate_id(memory_id, "memory id")
+        if self.memories_dir.is_dir():
+            for folder in self.memories_dir.iterdir():
+                candidate = folder / f"{mid}.md"
+                if folder.is_dir() and candidate.is_file():
+                    return candidate
+            # Renamed or moved by a person: identity is the frontmatter id, not the path.
+            for path in self.note_paths():
+                if self.kind_of(path) == "memory" and (
+                        (self._frontmatter_only(path) or {}).get("id") == mid):
+                    return path
+        raise NotFound(f"no memory with id {mid!r} in {self.root}")
+
+    def read_memory(self, memory_id: str) -> tuple[Path, MemoryNote]:
+        path = self.find_memory(memory_id)
+        return path, MemoryNote(read_document(path))
+
+    def _memories_lock(self) -> str:
+        return "memories"
+
+    def active_with_key(self, key: str) -> tuple[Path, MemoryNote] | None:
+        needle = f"key: {key}"
+        for path in self.note_paths():
+            if self.kind_of(path) != "memory":
+                continue
+            try:
+                head = path.read_text(encoding="utf-8")[:4096]
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "key:" not in head or (needle not in head and f'"{key}"' not in head):
+                continue
+            try:
+                note = MemoryNote(read_document(path))
+            except OcmError:
+                continue
+            if note.key == key and note.status == "active":
+                return path, note
+        return None
+
+    def remember(self, content: str, memory_type: str, *, title: str | None = None,
+                 files: list[str] | None = None, tags: list[str] | None = None,
+                 key: str | None = None, supersede_reason: str | None = None,
+                 importance: int | None = None, session: str | None = None,
+                 created: datetime | None = None, git_sha: str | None = None) -> WriteResult:
+        memory_type = canonical_type(memory_type)
+        content = _clean(validate_content(content))
+        title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
+        if not title:
+            raise InvalidInput("memory title must not be empty")
+        importance = DEFAULT_IMPORTANCE if importance is None else validate_importance(importance)
+        file_list = [normalise_file_path(_clean(f), str(self.project_root)) for f in files or []]
+        tag_list = [_clean(t).strip() for t in tags or [] if t and t.strip()]
+        if key is not None:
+            key = _clean(key.strip())
+            if not key or "\n" in key or len(key) > 200:
+                raise InvalidInput("memory key must be one non-empty line of at most 200 chars")
+        origin = self.session_origin(session)
+        importance = capped_importance(importance, origin)
+        stamp = created or now()
+        self.ensure_layout()
+        notice = None
+        with locked(self.locks_dir, self._memories_lock()):
+            previous = self.active_with_key(key) if key else None
+            if previous is not None and not (supersede_reason and supersede_reason.strip()):
+                old_path, old = previous
+                raise Conflict(
+                    f"key {key!r} already belongs to active memory {old.id} ({old.title!r}); "
+                    "pass a supersede_reason to replace it"
+                )
+            memory_id = self._new_memory_id(memory_type, title)
+            fields: dict[str, Any] = {
+                "id": memory_id, "type": memory_type, "title": title, "status": "active",
+                "scope": self.scope, "key": key, "importance": importance, "files": file_list,
+                "tags": tag_list, "session": session, "origin_type": origin, "created": stamp,
+                "updated": stamp, "git_sha": git_sha or gitinfo.head_sha(self.project_root)
+                if self.scope == "project" else git_sha,
+                "supersedes": previous[1].id if previous else None,
+            }
+            path = self.memory_path(memory_type, memory_id)
+            atomic_write_text(path, new_memory_document(fields, content).render())
+            if previous is not None:
+                reason = _clean(" ".join((supersede_reason or "").split()))
+                self._mark_superseded(previous[0], memory_id, reason)
+                notice = f"superseded {previous[1].id}"
+        return WriteResult(memory_id, path, "active", "memory", notice=notice)
+
+    def _new_memory_id(self, memory_type: str, title: str) -> str:
+        stem = slugify(title, max_words=6) or memory_type.replace("_", "-")
+        while True:
+            candidate = f"{stem}-{random_suffix()}"
+            if not self.memory_path(memory_type, candidate).exists():
+                return candidate
+
+    def _mark_superseded(self, path: Path, new_id: str, reason: str) -> None:
+        def mutate(doc: Document) -> None:
+            note = MemoryNote(doc)
+            note.set("status", "superseded")
+            note.set("superseded_by", new_id)
+            if reason:
+                note.set("resolution", reason)
+            note.set("updated", now())
+
+        self._edit(path, f"note-{path.stem}", mutate)
+
+    def update_memory(self, memory_id: str, *, content: str | None = None,
+                      title: str | None = None, files: list[str] | None = None,
+                      tags: list[str] | None = None, importance: int | None = None,
+                      memory_type: str | None = None, key: str | None = None,
+                      scope: str | None = None) -> WriteResult:
+        new_type = canonical_type(memory_type) if memory_type else None
+        if content is not None:
+            content = _clean(validate_content(content))
+        if title is not None:
+            title = _clean(" ".join(title.split()))[:MAX_TITLE_CHARS]
+            if not title:
+                raise InvalidInput("memory title must not be empty")
+        if importance is not None:
+            validate_importance(importance)
+        if scope is not None:
+            validate_scope(scope)
+            if scope != self.scope:
+                raise InvalidInput(
+                    f"memory {memory_id} lives in the {self.scope} vault; "
+                    f"store a new memory with scope {scope!r} instead"
+                )
+        file_list = None if files is None else [
+            normalise_file_path(_clean(f), str(self.project_root)) for f in files]
+        with locked(self.locks_dir, self._memories_lock()):
+            path = self.find_memory(memory_id)
+
+            def mutate(doc: Document) -> str:
+                note = MemoryNote(doc)
+                if content is not None:
+                    note.set_content(content)
+                if title is not None:
+                    note.set("title", title)
+                if file_list is not None:
+                    note.set("files", file_list)
+                if tags is not None:
+                    note.set("tags", [_clean(t) for t in tags if t.strip()])
+                if importance is not None:
+                    note.set("importance", importance)
+                if key is not None:
+                    note.set("key", _clean(key) or None)
+                if new_type:
+                    note.set("type", new_type)
+                note.set("updated", now())
+                return note.status
+
+            status, _ = self._edit(path, f"note-{path.stem}", mutate)
+            if new_type and path.parent.name != new_type:
+                target = self.memory_path(new_type, path.stem)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target)
+                path = target
+        return WriteResult(memory_id, path, status, "memory")
+
+    def set_memory_status(self, memory_id: str, status: str, *, superseded_by: str | None = None,
+                          reason: str | None = None) -> WriteResult:
+        validate_memory_status(status)
+        if status == "superseded" and not superseded_by:
+            raise InvalidInput("status 'superseded' needs superseded_by (the replacing memory id)")
+        if superseded_by and status != "superseded":
+            raise InvalidInput("superseded_by is only valid with status 'superseded'")
+        reason = _clean(" ".join(reason.split())) if reason else None
+        with locked(self.locks_dir, self._memories_lock()):
+            path, note = self.read_memory(memory_id)
+            if note.status == status:
+                raise Conflict(f"memory {note.id} is already {status}")
+            if note.status != "active" and status != "active":
+                raise Conflict(f"memory {note.id} is {note.status}; reactivate it first")
+            if superseded_by:
+                if superseded_by == note.id:
+                    raise InvalidInput("a memory cannot supersede itself")
+                new_path, new = self.read_memory(superseded_by)
+                if new.status != "active":
+                    raise Conflict(f"replacement {new.id} is {new.status}, not active")
+
+            def mutate(doc: Document) -> None:
+                memo = MemoryNote(doc)
+                memo.set("status", status)
+                memo.set("superseded_by", superseded_by if status == "superseded" else None)
+                if reason:
+                    memo.set("resolution", reason)
+                memo.set("updated", now())
+
+            self._edit(path, f"note-{path.stem}", mutate)
+            if superseded_by:
+                def link(doc: Document) -> None:
+                    memo = MemoryNote(doc)
+                    if not memo.fm.get("supersedes"):
+                        memo.set("supersedes", note.id)
+
+                self._edit(new_path, f"note-{new_path.stem}", link)
+        return WriteResult(note.id, path, status, "memory")
+
+    def delete_memory(self, memory_id: str) -> WriteResult:
+        with locked(self.locks_dir, self._memories_lock()):
+            path, note = self.read_memory(memory_id)
+            os.unlink(path)
+        return WriteResult(note.id, path, "deleted", "memory")
+
+    def memories_of_session(self, session_id: str) -> list[str]:
+        ids = []
+        for path in self.note_paths():
+            if self.kind_of(path) == "memory":
+                data = self._frontmatter_only(path) or {}
+                if data.get("session") == session_id and (data.get("status") or "active") == (
+                        "active"):
+                    ids.append(str(data.get("id")))
+        return ids
+
+
+def _redact_checkpoint(inp: CheckpointInput) -> CheckpointInput:
+    from .sessions import PlanFile, Reference
+
+    return CheckpointInput(
+        slug=inp.slug, goal=_clean(inp.goal) if inp.goal else inp.goal,
+        work_completed=_clean_list(inp.work_completed),
+        work_pending=_clean_list(inp.work_pending),
+        work_summary=_clean_list(inp.work_summary), decisions=_clean_list(inp.decisions),
+        plan_files=None if inp.plan_files is None else [
+            PlanFile(_clean(p.path), _clean(p.header)) for p in inp.plan_files],
+        references=None if inp.references is None else [
+            Reference(_clean(r.url), _clean(r.title)) for r in inp.references],
+        diff_summary=_clean(inp.diff_summary) if inp.diff_summary else inp.diff_summary,
+        status=inp.status, trigger=inp.trigger, tags=_clean_list(inp.tags),
+    )
+
+
+def timestamp_text(value: datetime | None) -> str:
+    return format_timestamp(value) if value else ""

@@ -7,6 +7,7 @@ front end would have to repeat. Whoosh is imported only when something is search
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ocm.vault import paths as vault_paths
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
+from ocm.vault.ids import validate_id
 from ocm.vault.memories import (
     MEMORY_STATUSES,
     RECALL_ORDER,
@@ -66,6 +68,23 @@ class Brief:
 
 def _project_name(root: Path) -> str:
     return root.name or "project"
+
+
+def _check_checkpoint(inp: CheckpointInput) -> None:
+    """Refuse bad checkpoint input before a new session note is created for it."""
+    from ocm.vault.ids import validate_slug
+    from ocm.vault.markdown import Document
+    from ocm.vault.sessions import MAX_ITEM_CHARS
+
+    for text in inp.text_fields():
+        if "\x00" in text:
+            raise InvalidInput("checkpoint text contains a NUL byte")
+        if len(text) > MAX_ITEM_CHARS:
+            raise InvalidInput(f"a checkpoint item is {len(text):,} characters (max "
+                               f"{MAX_ITEM_CHARS:,}); write bullets, not file contents")
+    if inp.slug:
+        validate_slug(inp.slug)
+    SessionNote(Document.new()).apply(inp)  # a dry run: bad trigger, status, shapes
 
 
 class Project:
@@ -138,25 +157,16 @@ class Project:
         return [v for v in unique.values() if v.root.is_dir()]
 
     def _locate(self, note_id: str) -> tuple[Vault, str, Path]:
-        """(vault, kind, path) of a note id, searching the project vault then the user's."""
+        """(vault, kind, path) of a note id: project memories and sessions, then the user's."""
+        note_id = validate_id(note_id, "note id")
         for vault in (self.vault, self.user_vault):
             if not vault.root.is_dir():
                 continue
-            try:
+            with contextlib.suppress(NotFound):
                 return vault, "memory", vault.find_memory(note_id)
-            except NotFound:
-                pass
-            except InvalidInput:
-                if vault is self.vault:
-                    try:
-                        return vault, "session", vault.find_session(note_id)
-                    except NotFound:
-                        pass
-                continue
-            try:
-                return vault, "session", vault.find_session(note_id)
-            except NotFound:
-                pass
+            if vault is self.vault:
+                with contextlib.suppress(NotFound):
+                    return vault, "session", vault.find_session(note_id)
         raise NotFound(f"no session or memory with id {note_id!r}")
 
     # -- index ----------------------------------------------------------------------
@@ -217,6 +227,7 @@ class Project:
         if inp.status is not None and inp.status not in SESSION_STATUSES:
             raise InvalidInput(f"unknown session status {inp.status!r}: expected one of "
                                f"{', '.join(SESSION_STATUSES)}")
+        _check_checkpoint(inp)  # before resolve_session may create a note for it
         sid = self.resolve_session(session_id, tool, slug=inp.slug)
         if inp.status in ("closed", "frozen"):
             self.vault.checkpoint(sid, CheckpointInput(**{**inp.__dict__, "status": None}))
@@ -315,16 +326,20 @@ class Project:
         tool = req.tool
         if tool:
             tool = canonical_tool(tool) or validate_tool(tool)
+        text = parsed.text
+        listing, implied_kind = engine.meta_only(text)
+        if listing:
+            text = ""
         filters = engine.Filters(
-            kind=req.kind, types=types, status=req.status, tool=tool or parsed.tool,
+            kind=req.kind or (implied_kind if not types else None), types=types, status=req.status, tool=tool or parsed.tool,
             since=req.since or parsed.since, until=req.until or parsed.until, file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
-        ranked = bool(parsed.text.strip() or parsed.paths)
+        ranked = bool(text.strip() or parsed.paths)
         hits: list[Hit] = []
         for vault in self._vaults(req.scope):
             index = self.refresh(vault)
             try:
-                found = engine.candidates(index, parsed.text, parsed.paths, filters,
+                found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
             except OcmError:
                 raise
@@ -333,7 +348,7 @@ class Project:
                 self.notices.append(notice)
                 index.close()
                 index.sync(force_rebuild=True)
-                found = engine.candidates(index, parsed.text, parsed.paths, filters,
+                found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
             hits.extend(found)
         if not ranked:

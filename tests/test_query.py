@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -13,8 +13,8 @@ from ocm.indexer.query import TOOLS, ParsedQuery, canonical_tool, parse_query
 NOW = datetime(2026, 5, 20, 14, 30)
 
 
-def d(*args: int) -> datetime:
-    return datetime(*args)  # type: ignore[arg-type]
+def d(year: int, month: int, day: int) -> datetime:
+    return datetime(year, month, day)
 
 
 def ago(**kw: float) -> datetime:
@@ -229,7 +229,7 @@ def test_contradictory_dates_keep_the_first_phrase() -> None:
 
 
 def test_aware_now_is_converted_to_naive_local() -> None:
-    aware = datetime(2026, 5, 20, 12, 0, tzinfo=timezone.utc)
+    aware = datetime(2026, 5, 20, 12, 0, tzinfo=UTC)
     got = parse_query("today", aware)
     assert got.since is not None and got.since.tzinfo is None
 

@@ -36,23 +36,24 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True) -> None:
     if not hits:
         out.print("No results.")
         return
-    table = Table(title=title, show_lines=False, expand=False)
+    table = Table(title=title, expand=False, pad_edge=False)
     if show_score:
-        table.add_column("#", justify="right")
-        table.add_column("score", justify="right")
-    table.add_column("id", overflow="fold")
-    table.add_column("kind/type")
-    table.add_column("date")
-    table.add_column("status")
-    table.add_column("title", overflow="fold", max_width=60)
-    table.add_column("files", overflow="fold", max_width=40)
+        table.add_column("#", justify="right", no_wrap=True)
+        table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("date", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("title / id", overflow="fold", ratio=1)
     for hit in hits:
-        status = hit.status + (f" → {hit.superseded_by}" if hit.superseded_by else "")
-        kind = hit.type if hit.kind == "memory" else f"session/{hit.tool}"
-        row = [hit.id, kind, hit.date.strftime("%Y-%m-%d %H:%M") if hit.date else "", status,
-               hit.title, ", ".join(hit.top_files)]
+        status = "superseded →" if hit.superseded_by else hit.status
+        kind = hit.type if hit.kind == "memory" else f"session:{hit.tool}"
+        files = f"\n[dim]{', '.join(hit.top_files)}[/dim]" if hit.top_files else ""
+        cell = f"{hit.title}\n[dim]{hit.id}[/dim]{files}"
+        if hit.superseded_by:
+            cell += f"\n[dim]→ {hit.superseded_by}[/dim]"
+        row = [hit.date.strftime("%Y-%m-%d") if hit.date else "", kind, status, cell]
         if show_score:
-            row = [str(hit.rank), f"{hit.score:.2f}", *row]
+            row = [str(hit.rank), f"{hit.score:.1f}", *row]
         table.add_row(*row)
     out.print(table)
     for hit in hits:
@@ -63,9 +64,9 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True) -> None:
 
 
 def paths_footer(hits: list[Hit]) -> None:
-    out = console()
+    # Plain lines, never wrapped, so a path can be copied or clicked.
     for hit in hits:
-        out.print(f"[dim]{hit.rank or '-'}[/dim] {hit.path}")
+        sys.stdout.write(f"{hit.rank or '-'}  {hit.path}\n")
 
 
 def kv_table(rows: list[tuple[str, str]], title: str | None = None) -> None:

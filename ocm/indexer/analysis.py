@@ -13,7 +13,7 @@ part of the on-disk index format: moving it requires a reindex.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from whoosh.analysis import (
@@ -123,7 +123,7 @@ class CodePartsFilter(Filter):
     ``client``, ``py``. Put it before lowercasing: camelCase detection needs case.
     """
 
-    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:  # type: ignore[override]
+    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:
         for t in tokens:
             text = t.text
             if _is_atomic(text):
@@ -134,7 +134,7 @@ class CodePartsFilter(Filter):
             # place, so everything needed for the parts is captured up front.
             chars = t.chars
             start = t.startchar if chars else 0
-            keep = getattr(t, "keeporiginal", False) or hasattr(t, "original")
+            keep = hasattr(t, "original")
             yield t
             for piece, pstart, pend in parts:
                 t.text = piece

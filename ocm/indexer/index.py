@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -129,6 +130,8 @@ class NoteIndex:
             except OcmError:
                 raise
             except Exception as exc:  # noqa: BLE001 - any index damage is repaired by a rebuild
+                if os.environ.get("OCM_DEBUG"):
+                    raise
                 report = SyncReport(notice=f"ocm: search index was damaged ({type(exc).__name__}"
                                            f"); rebuilt it from the notes")
                 self.close()
@@ -207,7 +210,15 @@ class NoteIndex:
                 writer.cancel()
             raise
         if self._searcher is not None:
-            self._searcher = self._searcher.refresh()
+            self._searcher = self._refreshed(ix)
+
+    def _refreshed(self, ix: windex.Index):  # -> whoosh.searching.Searcher
+        """A new searcher. Not `Searcher.refresh()`: whoosh3 3.54 reuses segment readers by
+        segment id, so deletions on a kept segment stay visible (and it raises TypeError
+        when a reused reader reports no segments)."""
+        assert self._searcher is not None
+        self._searcher.close()
+        return ix.searcher()
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
         path = self.vault.root / rel
@@ -245,7 +256,7 @@ class NoteIndex:
         if self._searcher is None:
             self._searcher = ix.searcher()
         elif not self._searcher.up_to_date():
-            self._searcher = self._searcher.refresh()
+            self._searcher = self._refreshed(ix)
         return self._searcher
 
 

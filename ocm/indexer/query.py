@@ -1,7 +1,7 @@
 """Pull date, tool and path filters out of a natural-language search query.
 
-``parse_query("cursor session about auth last week", now)`` returns the text to
-search (``"auth"``-ish) plus ``since``/``tool`` filters. The parser is
+``parse_query("cursor session about auth last week", now)`` returns the text
+``"auth"`` plus ``since=now-7d`` and ``tool="cursor"``. The parser is
 deliberately conservative: only explicit phrases become filters, because a
 false filter silently hides the note the user is looking for, while a missed
 filter merely leaves a few extra words in a BM25 query.
@@ -24,6 +24,8 @@ __all__ = ["TOOLS", "ParsedQuery", "canonical_tool", "parse_query"]
 
 @dataclass(frozen=True)
 class ParsedQuery:
+    """A search query split into free text and structured filters."""
+
     text: str
     since: datetime | None
     until: datetime | None
@@ -404,7 +406,7 @@ def _prep_hits(query: str, now: datetime) -> list[_Hit]:
             continue
         if form not in _PREP_FORMS.get(prep, frozenset()):
             continue
-        if prep in ("since",):
+        if prep == "since":
             hit = _Hit(m.start(), m.end(), since=start)
         elif prep == "after":
             hit = _Hit(m.start(), m.end(), since=end)

@@ -27,9 +27,11 @@ def _order(hits: list[Hit]) -> list[Hit]:
 
 
 def _snippet(hit: Hit) -> str:
+    """The memory text beyond its title ('' when the title already says it all)."""
     text = str(hit.meta.get("snippet") or "")
-    if text.startswith(hit.title):
-        text = text[len(hit.title):].lstrip(" .:-—")
+    title = hit.title.rstrip("…")
+    if text.startswith(title):
+        text = text[len(title):].lstrip(" .:-—")
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 
@@ -45,8 +47,12 @@ def _line(item: dict[str, Any], fmt: str) -> str:
     if fmt == "snippets":
         return f"{item['score']:.2f} | {item['type']} | {item['id']} | {item['title']}"
     files = f" [{', '.join(item['files'])}]" if item["files"] else ""
+    title = item["title"]
+    if title.endswith("…") and item["snippet"]:
+        # The title is a cut of the text: print the text once, whole.
+        return f"- {title[:-1]}{item['snippet']}{files} (id: {item['id']})"
     detail = f" — {item['snippet']}" if item["snippet"] else ""
-    return f"- {item['title']}{detail}{files} (id: {item['id']})"
+    return f"- {title}{detail}{files} (id: {item['id']})"
 
 
 def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list[Hit],

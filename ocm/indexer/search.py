@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from whoosh import query as Q
@@ -13,6 +12,7 @@ from whoosh import query as Q
 from ocm.vault.memories import EVERGREEN_TYPES, HIDDEN_STATUSES
 
 from .analysis import tokens
+from .hits import Hit
 from .index import NoteIndex
 from .schema import FIELD_BOOSTS
 
@@ -25,6 +25,21 @@ MIN_SCORE = 0.3
 MMR_LAMBDA = 0.8
 CANDIDATES = 60
 SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
+# Words that describe what is being looked for rather than its content ("my last session").
+_META_WORDS = frozenset(
+    "session sessions note notes memory memories work worked working did do done doing what "
+    "i we my our me us show list find all any previous last latest recent recently everything "
+    "happened".split())
+_SESSION_WORDS = frozenset({"session", "sessions"})
+
+
+def meta_only(text: str) -> tuple[bool, str | None]:
+    """(True, implied kind) when the text names no content, only what to list."""
+    words = [w.strip("?!.,;:'\"").lower() for w in text.split()]
+    words = [w for w in words if w]
+    if any(w not in _META_WORDS for w in words):
+        return False, None
+    return True, "session" if _SESSION_WORDS & set(words) else None
 
 
 @dataclass
@@ -38,50 +53,6 @@ class Filters:
     file: str | None = None
     tag: str | None = None
     include_resolved: bool = False
-
-
-@dataclass
-class Hit:
-    id: str
-    kind: str
-    type: str
-    title: str
-    status: str
-    tool: str
-    scope: str
-    date: datetime | None
-    path: Path
-    meta: dict[str, Any]
-    project: str = ""
-    score: float = 0.0
-    rank: int = 0
-    explain: dict[str, Any] | None = None
-    sketch: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def top_files(self) -> list[str]:
-        return list(self.meta.get("files") or [])[:3]
-
-    @property
-    def superseded_by(self) -> str:
-        return str(self.meta.get("superseded_by") or "")
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "rank": self.rank, "score": round(self.score, 4), "id": self.id, "kind": self.kind,
-            "type": self.type, "title": self.title, "status": self.status,
-            "date": self.date.isoformat(timespec="seconds") if self.date else None,
-            "tool": self.tool or None, "scope": self.scope, "project": self.project,
-            "top_files": self.top_files, "markdown_path": str(self.path),
-        }
-        if self.kind == "memory":
-            out["importance"] = self.meta.get("importance")
-            out["superseded_by"] = self.superseded_by or None
-            out["supersedes"] = self.meta.get("supersedes") or None
-            out["tags"] = self.meta.get("tags") or []
-        if self.explain is not None:
-            out["explain"] = self.explain
-        return out
 
 
 def _filter_query(filters: Filters) -> tuple[Q.Query | None, Q.Query | None]:

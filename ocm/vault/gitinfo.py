@@ -11,10 +11,14 @@ class DiffStat:
     files: int
     insertions: int
     deletions: int
+    untracked: int = 0
 
     def line(self) -> str:
         noun = "file" if self.files == 1 else "files"
-        return f"{self.files} {noun} changed, +{self.insertions} / -{self.deletions} lines."
+        text = f"{self.files} {noun} changed, +{self.insertions} / -{self.deletions} lines"
+        if self.untracked:
+            text += f"; {self.untracked} new untracked"
+        return text + "."
 
 
 def _repo(root: Path):  # -> git.Repo | None
@@ -62,8 +66,8 @@ def diff_since(root: Path, sha: str) -> tuple[DiffStat, dict[str, str]] | None:
     for row in name_status.splitlines():
         status, _, path = row.partition("\t")
         changes[path] = {"A": "created", "D": "deleted"}.get(status[:1], "modified")
-    for path in untracked:
-        if not path.startswith(".openCodeMemory/"):
-            changes.setdefault(path, "created")
-            paths.add(path)
-    return DiffStat(len(paths), insertions, deletions), changes
+    # Untracked files count as created, but not in the stat: git's own stat leaves them out.
+    fresh = [p for p in untracked if not p.startswith(".openCodeMemory/")]
+    for path in fresh:
+        changes.setdefault(path, "created")
+    return DiffStat(len(paths), insertions, deletions, len(fresh)), changes

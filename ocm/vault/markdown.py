@@ -123,15 +123,26 @@ class Frontmatter:
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
-    def set(self, key: str, value: Any) -> None:
-        """Set a key in place (or append it); None or an empty list removes it."""
+    def set(self, key: str, value: Any, order: list[str] | None = None) -> None:
+        """Set a key in place; a new key goes after the keys `order` puts before it (else
+        at the end). None or an empty list removes the key."""
         if value is None or (isinstance(value, list | tuple) and not value):
             self.delete(key)
             return
         new_lines = emit_key(key, value)
         span = self._span(key)
         if span is None:
-            self.lines.extend(new_lines)
+            at = len(self.lines)
+            if order and key in order:
+                before = order[: order.index(key)]
+                ends = [end for k in before if (found := self._span(k)) for _, end in [found]]
+                after = [start for k in order[order.index(key) + 1:]
+                         if (found := self._span(k)) for start, _ in [found]]
+                if ends:
+                    at = max(ends)
+                elif after:
+                    at = min(after)
+            self.lines[at:at] = new_lines
         elif self.lines[span[0] : span[1]] != new_lines:
             self.lines[span[0] : span[1]] = new_lines
         self.data[key] = list(value) if isinstance(value, tuple) else value
@@ -373,15 +384,16 @@ class Document:
         return "\n".join(part for part in parts if part).strip()
 
     def ensure(self, key: str, title: str, order: list[str], parent: str | None = None,
-               parent_title: str = "") -> Block:
-        """Find a section, or create it where `order` (canonical keys) says it belongs."""
+               parent_title: str = "", parent_order: list[str] | None = None) -> Block:
+        """Find a section, or create it where `order` (canonical keys) says it belongs; a
+        missing parent is created where `parent_order` says."""
         found = self.find(key, parent)
         if found is not None:
             return found
         if parent is None:
             level, at = 2, self._insert_point(key, order)
         else:
-            parent_block = self.ensure(parent, parent_title, order)
+            parent_block = self.ensure(parent, parent_title, parent_order or [])
             parent_index = self.blocks.index(parent_block)
             level = 3
             at = self._child_insert_point(parent_index, key, order)

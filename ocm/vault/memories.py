@@ -165,7 +165,7 @@ class MemoryNote:
         return "\n".join(lines).strip()
 
     def set(self, key: str, value: Any) -> None:
-        self.doc.frontmatter.set(key, value)
+        self.doc.frontmatter.set(key, value, FRONTMATTER_ORDER)
 
     def set_content(self, content: str) -> None:
         self.doc.blocks = [Block(0, "", ["", *content.strip().split("\n"), ""])]

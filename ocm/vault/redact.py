@@ -58,40 +58,46 @@ def _casings(*words: str) -> str:
     return "|".join(sorted(variants, key=len, reverse=True))
 
 
-class _LeftBoundary:
-    """Check that a hit is not the tail of a longer word.
+def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9_-") -> re.Pattern[str]:
+    """`prefix` + `rest`, where the prefix must not be the tail of a longer word.
 
-    Done in Python rather than with a leading lookbehind, because a pattern that starts with a
-    lookbehind loses `re`'s prefix scan and gets tried at every offset of the text.
+    The boundary is a lookbehind placed *after* the fixed-width prefix: a pattern that starts
+    with a lookbehind loses `re`'s prefix scan and is tried at every offset, and a boundary
+    checked only after the match would make `eyJeyJeyJ...` quadratic.
     """
-
-    def __init__(self, chars: str) -> None:
-        self._word_char = re.compile(f"[{chars}]")
-
-    def __call__(self, text: str, m: re.Match[str]) -> bool:
-        start = m.start()
-        return start == 0 or self._word_char.match(text, start - 1) is None
+    return re.compile(f"{prefix}(?<![{word_chars}]{prefix}){rest}")
 
 
-_token_boundary = _LeftBoundary("A-Za-z0-9_-")
-_alnum_boundary = _LeftBoundary("A-Za-z0-9")
-_host_boundary = _LeftBoundary("A-Za-z0-9.-")
+class _Rule:
+    """One detector: a precompiled regex whose group `s` (or whole match) is the secret."""
+
+    def __init__(self, kind: str, pattern: re.Pattern[str]) -> None:
+        self.kind = kind
+        self.pattern = pattern
+        self._group: int | str = "s" if "s" in pattern.groupindex else 0
+
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        return True
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span(self._group) for m in self.pattern.finditer(text) if self.accept(text, m)]
 
 
-def _check_openai(text: str, m: re.Match[str]) -> bool:
-    # Real keys are random base62 and contain a digit; long hyphenated names such as
-    # `sk-learn-contrib-imbalanced` do not.
-    return _token_boundary(text, m) and _HAS_DIGIT.search(m.group()) is not None
+class _OpenAIRule(_Rule):
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        # Real keys are random base62 and contain a digit; long hyphenated names such as
+        # `sk-learn-contrib-imbalanced` do not.
+        return _HAS_DIGIT.search(m.group()) is not None
 
 
-def _check_bare_bearer(text: str, m: re.Match[str]) -> bool:
-    # Outside an `Authorization:` header "Bearer" is often just English, so the token has to
-    # look machine-made; `Bearer YOUR_ACCESS_TOKEN` style placeholders do not.
-    token = m.group("s")
-    looks_random = _HAS_DIGIT.search(token) is not None or (
-        _HAS_UPPER.search(token) is not None and _HAS_LOWER.search(token) is not None
-    )
-    return looks_random and _alnum_boundary(text, m)
+class _BareBearerRule(_Rule):
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        # Outside an `Authorization:` header "Bearer" is often just English, so the token has
+        # to look machine-made; `Bearer YOUR_ACCESS_TOKEN` style placeholders do not.
+        token = m.group("s")
+        if _HAS_DIGIT.search(token):
+            return True
+        return _HAS_UPPER.search(token) is not None and _HAS_LOWER.search(token) is not None
 
 
 # --- assignment-style secrets: `key <sep> value` -------------------------------------------
@@ -109,16 +115,16 @@ _KEY_QUALIFIER_RE = re.compile(
 _KEY_AND_SEP = (
     _KEYWORD
     + r"[\"']?[ \t]*+"
-    + r"(?P<sep>:=|=>|=(?![=>])|:(?!:)(?:[ \t]*+[A-Za-z_][\w.\[\]|, ]*+=(?![=>]))?)"
+    + r"(?P<sep>:=|=>|=(?![=>])|:(?!:)(?:[ \t]*+[A-Za-z_][\w.\[\]|, ]{0,80}+=(?![=>]))?)"
     + r"[ \t]*+"
 )
 # Quoted values allow backslash escapes; the unrolled loop keeps it linear.
 _DQ_VALUE = r"\"(?P<s>[^\"\\\n]*+(?:\\.[^\"\\\n]*+)*+)\""
 _SQ_VALUE = r"'(?P<s>[^'\\\n]*+(?:\\.[^'\\\n]*+)*+)'"
 # Unquoted values stop at whitespace and at characters that end a value in env files, query
-# strings and connection strings. Refused when a call or subscript follows, so
-# `token = get_token()` and `key = os.environ["KEY"]` are left alone.
-_BARE_VALUE = r"(?P<s>[^\s\"'`,;&|()\[\]{}<>]++)(?![(\[])"
+# strings and connection strings.
+_BARE_CHARS = r"[^\s\"'`,;&|()\[\]{}<>]"
+_BARE_RUN_RE = re.compile(_BARE_CHARS + "++")
 
 # Values that are types, literals or plain words, as in `password: str`, `token: string;`,
 # `password = None`, `secret: required`.
@@ -165,48 +171,89 @@ def _key_is_secret_name(text: str, m: re.Match[str]) -> bool:
     return True
 
 
-def _check_assignment(text: str, m: re.Match[str], quoted: bool) -> bool:
-    value = m.group("s")
+def _plausible_value(value: str) -> bool:
     if len(value) < 6 or value.startswith("[REDACTED:"):
         return False
-    if value.strip().lower() in _NON_SECRET_VALUES or _PLACEHOLDER_RE.match(value):
-        return False
-    if not _key_is_secret_name(text, m):
-        return False
-    if quoted:
+    return value.strip().lower() not in _NON_SECRET_VALUES and not _PLACEHOLDER_RE.match(value)
+
+
+class _QuotedAssignmentRule(_Rule):
+    """`key = "value"`: inside quotes a value is a literal, so only placeholders are spared."""
+
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        return _plausible_value(m.group("s")) and _key_is_secret_name(text, m)
+
+
+class _BareAssignmentRule(_Rule):
+    """`key=value` without quotes, as in env files, YAML, INI, query and connection strings.
+
+    The regex stops at the separator and the value's extent is found here. A value can hold
+    another assignment (`bypass=token=hunter2x`) and must not be consumed before the inner one
+    is seen. Every start inside one run of value characters shares that run's end, so the end
+    and the checks on what follows it are computed once per run, and the per-value checks are
+    regexes over `text[start:end]` in place that stop at the first separator: that keeps
+    `token=token=token=...` linear instead of rescanning every suffix.
+    """
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        run_start = run_end = -1
+        call_follows = False
+        field_ends: bool | None = None
+        run_taken = False
+        for m in self.pattern.finditer(text):
+            start = m.end()
+            if not run_start <= start < run_end:
+                run = _BARE_RUN_RE.match(text, start)
+                run_start, run_end = start, (run.end() if run else start + 1)
+                # A call or subscript follows: `token = get_token()`, `os.environ["KEY"]`.
+                call_follows = text[run_end : run_end + 1] in ("(", "[")
+                field_ends = None
+                run_taken = False
+            # Inside a run already redacted to its end, an inner assignment adds nothing.
+            if run_taken or call_follows or run_end - start < 6:
+                continue
+            if not _key_is_secret_name(text, m):
+                continue
+            sep = m.group("sep")
+            if sep == ":":
+                if field_ends is None:
+                    field_ends = _COLON_VALUE_END_RE.match(text, run_end) is not None
+                if not field_ends:
+                    continue
+            if self._value_is_literal(text, m, sep, start, run_end):
+                found.append((start, run_end))
+                run_taken = True
+        return found
+
+    @staticmethod
+    def _value_is_literal(text: str, m: re.Match[str], sep: str, start: int, end: int) -> bool:
+        if end - start <= 16 and text[start:end].lower() in _NON_SECRET_VALUES:
+            return False
+        if _PLACEHOLDER_RE.match(text, start, end) or _CODE_VALUE_RE.fullmatch(text, start, end):
+            return False
+        # `PWD=/home/me/project` in an env dump is a path, not a password.
+        if text.startswith(("/", "~/", "./", "../"), start):
+            return False
+        # `token = response` / `token = tok_v2`: spaces around `=` mean code, where a
+        # lowercase identifier is a variable. `.env` and shell files never put spaces there.
+        spaced = text[m.start("sep") - 1] in " \t"
+        if spaced and sep in ("=", ":="):
+            return _CODE_IDENTIFIER_RE.fullmatch(text, start, end) is None
         return True
-    if _CODE_VALUE_RE.fullmatch(value):
-        return False
-    # `PWD=/home/me/project` in an env dump is a path, not a password.
-    if value.startswith(("/", "~/", "./", "../")):
-        return False
-    sep = m.group("sep")
-    if sep == ":":
-        return _COLON_VALUE_END_RE.match(text, m.end()) is not None
-    # `token = response` / `token = tok_v2`: spaces around `=` mean code, where a lowercase
-    # identifier is a variable. `.env` and shell files never put spaces there.
-    spaced = text[m.start("sep") - 1] in " \t"
-    return not (spaced and sep in ("=", ":=") and _CODE_IDENTIFIER_RE.fullmatch(value))
 
 
-def _check_quoted(text: str, m: re.Match[str]) -> bool:
-    return _check_assignment(text, m, quoted=True)
-
-
-def _check_bare(text: str, m: re.Match[str]) -> bool:
-    return _check_assignment(text, m, quoted=False)
-
-
-def _check_url_password(text: str, m: re.Match[str]) -> bool:
-    return _PLACEHOLDER_RE.match(m.group("s")) is None
+class _UrlCredentialsRule(_Rule):
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        return _PLACEHOLDER_RE.match(m.group("s")) is None
 
 
 _BEARER_TOKEN = r"(?P<s>[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*+)"
 
-# (kind, pattern, check). On an exact tie (same span) the earlier rule names the marker, so
-# specific kinds come before the generic `bearer_token` / `password`.
-_RULES = (
-    (
+# On an exact tie (same span) the earlier rule names the marker, so specific kinds come before
+# the generic `bearer_token` / `password` rules.
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
         "private_key",
         # A BEGIN line whose END is missing redacts to the end of the text: a truncated key is
         # still a key.
@@ -215,108 +262,107 @@ _RULES = (
             r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)",
             re.DOTALL,
         ),
-        None,
     ),
-    ("aws_access_key", re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), _alnum_boundary),
-    (
+    _Rule("aws_access_key", _token("(?:AKIA|ASIA)", "[A-Z0-9]{16}(?![A-Za-z0-9])", "A-Za-z0-9")),
+    _Rule(
         "aws_secret_key",
         re.compile(
-            r"(?:aws|AWS|Aws)[_-]?(?:secret|SECRET|Secret)[A-Za-z_]*+[\"']?[ \t]*+"
+            r"(?:aws|AWS|Aws)[_-]?(?:secret|SECRET|Secret)[A-Za-z_]{0,40}+[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
-        None,
     ),
-    (
+    _Rule(
         "aws_secret_key",
         # The JSON that `aws sts` / `aws iam create-access-key` print.
         re.compile(
             r"(?:SecretAccessKey|secret_access_key|SECRET_ACCESS_KEY)[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
-        None,
     ),
-    ("github_token", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}+"), _token_boundary),
-    ("github_token", re.compile(r"github_pat_[A-Za-z0-9_]{30,}+"), _token_boundary),
-    ("anthropic_key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}+"), _token_boundary),
-    ("openai_key", re.compile(r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+"), _check_openai),
-    ("slack_token", re.compile(r"xox[abprs]-[A-Za-z0-9-]{10,}+"), _token_boundary),
-    (
+    _Rule("github_token", _token("gh[pousr]_", "[A-Za-z0-9]{36,}+")),
+    _Rule("github_token", _token("github_pat_", "[A-Za-z0-9_]{30,}+")),
+    _Rule("anthropic_key", _token("sk-ant-", "[A-Za-z0-9_-]{20,}+")),
+    _OpenAIRule("openai_key", _token("sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+")),
+    _Rule("slack_token", _token("xox[abprs]-", "[A-Za-z0-9-]{10,}+")),
+    _Rule(
         "slack_webhook",
         # The scheme stays, like the host of `url_credentials`; the URL itself is the secret.
-        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{8,}+"),
-        _host_boundary,
+        _token(
+            "hooks",
+            r"\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{8,}+",
+            "A-Za-z0-9.-",
+        ),
     ),
-    ("stripe_key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}+"), _token_boundary),
-    ("google_api_key", re.compile(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), _token_boundary),
-    ("gitlab_token", re.compile(r"gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+"), _token_boundary),
-    ("npm_token", re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), _token_boundary),
-    ("huggingface_token", re.compile(r"hf_[A-Za-z0-9]{34,}+"), _token_boundary),
-    (
+    _Rule("stripe_key", _token("(?:sk|rk)_(?:live|test)_", "[A-Za-z0-9]{16,}+")),
+    _Rule("google_api_key", _token("AIza", "[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
+    _Rule("gitlab_token", _token("gl", "(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+")),
+    _Rule("npm_token", _token("npm_", "[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
+    _Rule("huggingface_token", _token("hf_", "[A-Za-z0-9]{34,}+")),
+    _Rule(
         "sendgrid_key",
-        re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
-        _token_boundary,
+        _token(r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
     ),
-    ("pypi_token", re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}+"), _token_boundary),
-    (
-        "jwt",
-        re.compile(r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
-        _token_boundary,
-    ),
-    (
+    _Rule("pypi_token", _token("pypi-", "AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}+")),
+    _Rule("jwt", _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+")),
+    _Rule(
         "bearer_token",
         # Inside a real Authorization header any token counts, placeholder-looking or not.
         re.compile(
             r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
             r"(?:Bearer|bearer|BEARER)[ \t]++" + _BEARER_TOKEN
         ),
-        None,
     ),
-    (
+    _BareBearerRule(
         "bearer_token",
-        re.compile(r"(?:Bearer|bearer|BEARER)[ \t]++" + _BEARER_TOKEN),
-        _check_bare_bearer,
+        _token("(?:Bearer|bearer|BEARER)", r"[ \t]++" + _BEARER_TOKEN, "A-Za-z0-9"),
     ),
-    (
+    _UrlCredentialsRule(
         "url_credentials",
         # scheme://user:PASSWORD@host: only the password goes, user and host stay readable.
         # Anchored on `://` so ports (`host:8080/`) never look like passwords.
         re.compile(r"://[^\s:/@?#\[\]\"'<>]*+:(?P<s>[^\s/@?#\[\]\"'<>{}]++)@(?=[^\s/@])"),
-        _check_url_password,
     ),
-    ("password", re.compile(_KEY_AND_SEP + _DQ_VALUE), _check_quoted),
-    ("password", re.compile(_KEY_AND_SEP + _SQ_VALUE), _check_quoted),
-    ("password", re.compile(_KEY_AND_SEP + _BARE_VALUE), _check_bare),
+    _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _DQ_VALUE)),
+    _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _SQ_VALUE)),
+    _BareAssignmentRule("password", re.compile(_KEY_AND_SEP + f"(?={_BARE_CHARS})")),
 )
 
 
-def _overlaps_marker(start: int, end: int, markers: list[tuple[int, int]]) -> bool:
-    lo, hi = 0, len(markers)
+# Redacting can change what a rule sees next to the secret: in `...KEY-----ghp_...` the token
+# is glued to a word, but after the key block becomes a marker it starts after `]`. Scanning
+# the redacted text again until nothing new turns up is what makes `redact` idempotent; the
+# cap only matters for contrived chains of glued secrets.
+_MAX_PASSES = 4
+
+
+def _rightmost_at_most(values: list[int], x: int) -> int:
+    """Index of the last value <= x in sorted `values`, or -1."""
+    lo, hi = 0, len(values)
     while lo < hi:
         mid = (lo + hi) // 2
-        if markers[mid][1] <= start:
+        if values[mid] <= x:
             lo = mid + 1
         else:
             hi = mid
-    return lo < len(markers) and markers[lo][0] < end
+    return lo - 1
 
 
-def find_secrets(text: str) -> list[tuple[str, int, int]]:
-    """Spans of secrets in `text` as `(kind, start, end)`, sorted and non-overlapping."""
-    if not text:
-        return []
+def _scan(text: str) -> list[tuple[str, int, int]]:
+    """One pass of every rule; overlapping hits merged, hits touching a marker dropped."""
     markers = [m.span() for m in _MARKER_RE.finditer(text)]
+    marker_starts = [start for start, _ in markers]
     hits: list[tuple[int, int, int, str]] = []
-    for rank, (kind, pattern, check) in enumerate(_RULES):
-        has_group = "s" in pattern.groupindex
-        for m in pattern.finditer(text):
-            if check is not None and not check(text, m):
+    for rank, rule in enumerate(_RULES):
+        for start, end in rule.spans(text):
+            if start >= end:
                 continue
-            start, end = m.span("s") if has_group else m.span()
-            if start == end or (markers and _overlaps_marker(start, end, markers)):
-                continue
-            hits.append((start, -end, rank, kind))
+            if markers:
+                i = _rightmost_at_most(marker_starts, end - 1)
+                if i >= 0 and markers[i][1] > start:
+                    continue
+            hits.append((start, -end, rank, rule.kind))
     # Earliest start first, longest first among equal starts, rule order breaks exact ties;
-    # anything overlapping the previous span is folded into it.
+    # anything overlapping the previous span is folded into it so no detected byte survives.
     hits.sort()
     merged: list[tuple[str, int, int]] = []
     for start, neg_end, _rank, kind in hits:
@@ -330,17 +376,50 @@ def find_secrets(text: str) -> list[tuple[str, int, int]]:
     return merged
 
 
+def _apply(text: str, spans: list[tuple[str, int, int]]) -> tuple[str, list[int], list[int]]:
+    """Redacted text, plus where each kept stretch of `text` starts in the output and in
+    `text`, so spans found in the output can be mapped back."""
+    parts: list[str] = []
+    out_starts: list[int] = []
+    src_starts: list[int] = []
+    pos = out_len = 0
+    for kind, start, end in spans:
+        out_starts.append(out_len)
+        src_starts.append(pos)
+        marker = f"[REDACTED:{kind}]"
+        parts.append(text[pos:start])
+        parts.append(marker)
+        out_len += start - pos + len(marker)
+        pos = end
+    out_starts.append(out_len)
+    src_starts.append(pos)
+    parts.append(text[pos:])
+    return "".join(parts), out_starts, src_starts
+
+
+def find_secrets(text: str) -> list[tuple[str, int, int]]:
+    """Spans of secrets in `text` as `(kind, start, end)`, sorted and non-overlapping."""
+    if not text:
+        return []
+    spans = _scan(text)
+    for _ in range(_MAX_PASSES - 1):
+        if not spans:
+            break
+        redacted, out_starts, src_starts = _apply(text, spans)
+        extra = _scan(redacted)
+        if not extra:
+            break
+        # New hits never touch a marker, so each lies inside one kept stretch of `text`.
+        for kind, start, end in extra:
+            i = _rightmost_at_most(out_starts, start)
+            shift = src_starts[i] - out_starts[i]
+            spans.append((kind, start + shift, end + shift))
+        spans.sort(key=lambda span: span[1])
+    return spans
+
+
 def redact(text: str) -> str:
     """Return text with every secret replaced by `[REDACTED:<kind>]`; everything else
     byte-identical."""
     spans = find_secrets(text)
-    if not spans:
-        return text
-    parts: list[str] = []
-    pos = 0
-    for kind, start, end in spans:
-        parts.append(text[pos:start])
-        parts.append(f"[REDACTED:{kind}]")
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
+    return _apply(text, spans)[0] if spans else text

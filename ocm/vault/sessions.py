@@ -37,7 +37,7 @@ _TITLES = {
 _SPACED = {"work done", "plan files", "architecture decisions", "references", "prompts"}
 FRONTMATTER_ORDER = [
     "id", "agent_session_id", "tool", "project", "started_at", "ended_at", "status", "trigger",
-    "git_sha_start", "git_sha_end", "slug", "tags",
+    "git_sha_start", "git_sha_end", "slug", "tags", "reads", "edits",
 ]
 _TOOL_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _TRIGGER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -218,10 +218,11 @@ class SessionNote:
 
     def _ensure(self, key: str) -> Block:
         if key in ("work completed", "work to be completed"):
-            return self.doc.ensure(key, _TITLES[key], SUB_ORDER, "todos", _TITLES["todos"])
+            return self.doc.ensure(key, _TITLES[key], SUB_ORDER, "todos", _TITLES["todos"],
+                                   SECTION_ORDER)
         if key in CHANGE_TYPES:
             return self.doc.ensure(key, _TITLES[key], SUB_ORDER, "files touched",
-                                   _TITLES["files touched"])
+                                   _TITLES["files touched"], SECTION_ORDER)
         return self.doc.ensure(key, _TITLES[key], SECTION_ORDER)
 
     def items(self, key: str) -> list[str]:
@@ -254,7 +255,7 @@ class SessionNote:
 
     # -- mutation -----------------------------------------------------------------
     def set_frontmatter(self, key: str, value: Any) -> None:
-        self.doc.frontmatter.set(key, value)
+        self.doc.frontmatter.set(key, value, FRONTMATTER_ORDER)
 
     def set_status(self, status: str) -> None:
         validate_status(status)

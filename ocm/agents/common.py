@@ -1,0 +1,483 @@
+"""Host-neutral hook payload handling. Stdlib only: this module is on every hook's path.
+
+A payload is read leniently (snake_case and camelCase keys, strings or lists, missing
+fields) into a `HookEvent`: what happened (`kind`), to which host session, in which
+folder, and the facts a vault needs (files with their change type, a prompt, a shell
+command and whether it failed). Nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode")
+HOST_ALIASES = {
+    "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
+    "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
+    "vscode": "vscode", "vs-code": "vscode", "copilot": "vscode", "code": "vscode",
+}
+
+# Canonical kinds of event, whatever the host calls them.
+START, PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL, COMPACT, STOP, END, IGNORE = (
+    "start", "prompt", "tool", "tool_failed", "file_edit", "shell", "compact", "stop", "end",
+    "ignore")
+FREQUENT = frozenset({PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL})
+
+MAX_PROMPT_CHARS = 2000
+MAX_COMMAND_CHARS = 500
+MAX_ERROR_CHARS = 300
+_SID_BAD = re.compile(r"[^A-Za-z0-9._:@+-]")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def kebab(name: str) -> str:
+    """'SessionStart' / 'afterFileEdit' / 'session_start' -> 'session-start'."""
+    return _CAMEL.sub("-", str(name or "").strip()).replace("_", "-").lower()
+
+
+def canonical_host(name: str | None) -> str | None:
+    return HOST_ALIASES.get(kebab(name or "")) if name else None
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def get(data: Any, *keys: str, default: Any = None) -> Any:
+    """The first present, non-empty value among `keys`, each tried snake and camel case."""
+    if not isinstance(data, dict):
+        return default
+    for key in keys:
+        for variant in (key, _camel(key)):
+            value = data.get(variant)
+            if value not in (None, "", [], {}):
+                return value
+    return default
+
+
+def text_of(value: Any, limit: int = 200_000) -> str:
+    """A string from whatever a host sent: str, list of str, dict of output fields."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, list | tuple):
+        return " ".join(text_of(v, limit) for v in value)[:limit]
+    if isinstance(value, dict):
+        parts = [text_of(value.get(k), limit) for k in (
+            "stderr", "error", "stdout", "output", "llmContent", "llm_content", "content",
+            "result", "message", "text", "returnDisplay") if value.get(k)]
+        return "\n".join(p for p in parts if p)[:limit]
+    return str(value)[:limit]
+
+
+@dataclass
+class FileChange:
+    path: str
+    change: str  # created | modified | deleted | written (created or modified: decided later)
+
+
+@dataclass
+class HookEvent:
+    host: str                   # the host that really sent it (detected from the payload)
+    invoked_as: str             # the host named on the command line (whose config fired)
+    event: str                  # kebab-case host event name
+    kind: str
+    session_id: str = ""
+    cwd: str = ""
+    roots: list[str] = field(default_factory=list)
+    source: str = ""            # session start: startup | resume | clear | compact | ...
+    reason: str = ""            # session end reason / compact trigger
+    prompt: str = ""
+    tool: str = ""
+    files: list[FileChange] = field(default_factory=list)
+    reads: int = 0
+    command: str = ""
+    ok: bool | None = None      # a shell command's outcome, None when unknown
+    error: str = ""
+    tool_use_id: str = ""
+
+    def dedupe_key(self) -> str:
+        detail = self.source or self.reason or ""
+        return f"{self.host}|{self.session_id}|{self.kind}|{detail}"
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def detect_host(invoked: str | None, data: dict[str, Any], env: dict[str, str]) -> str:
+    """The host that sent a payload. Cursor and VS Code also run Claude Code's hooks, so the
+    command line alone is not enough (integrations.md §1.11)."""
+    if "cursor_version" in data or "conversation_id" in data or "workspace_roots" in data:
+        return "cursor"
+    if ("hookEventName" in data or "sessionId" in data) and "session_id" not in data:
+        return "vscode"
+    if invoked:
+        return invoked
+    if env.get("CURSOR_VERSION"):
+        return "cursor"
+    if env.get("GEMINI_SESSION_ID") or env.get("GEMINI_PROJECT_DIR"):
+        return "gemini"
+    if "turn_id" in data:
+        return "codex"
+    return "claude-code"
+
+
+def clean_session_id(value: Any) -> str:
+    text = str(value or "").strip()[:200]
+    text = _SID_BAD.sub("_", text).replace("..", "__")
+    return text.strip("._") and text
+
+
+# --------------------------------------------------------------------------- tools
+
+def _norm_tool(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", (name or "").lower())
+
+
+CREATE_TOOLS = {"createfile", "newfile"}
+WRITE_TOOLS = {"write", "writefile"}
+MODIFY_TOOLS = {
+    "edit", "multiedit", "notebookedit", "replace", "replacestringinfile",
+    "multireplacestringinfile", "inserteditintofile", "editfile", "editfiles", "editnotebook",
+    "strreplace", "strreplacebasededittool", "searchreplace", "editnotebookfile",
+}
+PATCH_TOOLS = {"applypatch"}
+DELETE_TOOLS = {"deletefile", "delete", "removefile"}
+READ_TOOLS = {"read", "readfile", "readmanyfiles", "view", "notebookread", "readnotebook"}
+SHELL_TOOLS = {
+    "bash", "shell", "runshellcommand", "runterminalcommand", "runinterminal", "execcommand",
+    "localshell", "terminal", "runcommand", "containerexec",
+}
+_PATH_KEYS = ("file_path", "notebook_path", "target_file", "absolute_path", "path", "filename")
+_LIST_KEYS = ("files", "file_paths", "paths", "absolute_paths")
+_PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
+_MOVE_LINE = re.compile(r"^\*\*\* Move to: (.+?)\s*$", re.M)
+
+
+def tool_kind(name: str) -> str | None:
+    n = _norm_tool(name)
+    for kind, names in (("create", CREATE_TOOLS), ("write", WRITE_TOOLS),
+                        ("modify", MODIFY_TOOLS), ("patch", PATCH_TOOLS),
+                        ("delete", DELETE_TOOLS), ("read", READ_TOOLS), ("shell", SHELL_TOOLS)):
+        if n in names:
+            return kind
+    if n.startswith("mcp"):
+        return None
+    return None
+
+
+def paths_in(tool_input: Any) -> list[str]:
+    """Every file path a tool input names (`file_path`, `filePath`, `files: [...]`, ...)."""
+    out: list[str] = []
+    if isinstance(tool_input, str):
+        return [tool_input] if tool_input.strip() else []
+    if not isinstance(tool_input, dict):
+        return out
+    for key in _PATH_KEYS:
+        value = get(tool_input, key)
+        if isinstance(value, str) and value.strip():
+            out.append(value)
+            break
+    for key in _LIST_KEYS:
+        value = get(tool_input, key)
+        if isinstance(value, list):
+            for item in value:
+                out += paths_in(item) if isinstance(item, dict) else (
+                    [item] if isinstance(item, str) and item.strip() else [])
+    return list(dict.fromkeys(out))
+
+
+def parse_patch(text: str) -> list[FileChange]:
+    """Files named by a Codex `apply_patch` body (`*** Add/Update/Delete File:`, moves)."""
+    changes: list[FileChange] = []
+    if not text or "*** " not in text:
+        return changes
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _PATCH_LINE.match(line)
+        if not m:
+            continue
+        action, path = m.group(1), m.group(2)
+        change = {"Add": "created", "Update": "modified", "Delete": "deleted"}[action]
+        moved = _MOVE_LINE.match(lines[i + 1]) if i + 1 < len(lines) else None
+        if moved and action == "Update":
+            changes.append(FileChange(path, "deleted"))
+            changes.append(FileChange(moved.group(1), "created"))
+        else:
+            changes.append(FileChange(path, change))
+    return changes
+
+
+def _patch_text(tool_input: Any) -> str:
+    if isinstance(tool_input, str):
+        return tool_input
+    if isinstance(tool_input, list):
+        return "\n".join(x for x in tool_input if isinstance(x, str))
+    if isinstance(tool_input, dict):
+        return "\n".join(_patch_text(tool_input.get(k)) for k in (
+            "command", "input", "patch", "cmd", "arguments") if tool_input.get(k))
+    return ""
+
+
+def command_text(tool_input: Any) -> str:
+    value = get(tool_input, "command", "cmd", "commandLine", "script") if isinstance(
+        tool_input, dict) else tool_input
+    if isinstance(value, list):
+        parts = [str(x) for x in value]
+        # ["bash", "-lc", "pytest -q"] -> "pytest -q"
+        if len(parts) == 3 and parts[1] in ("-c", "-lc", "-ic") and parts[0].endswith("sh"):
+            return parts[2]
+        return " ".join(parts)
+    return str(value or "")
+
+
+_ERROR_HINT = re.compile(
+    r"(error|exception|traceback|failed|failure|fatal|panic|assert|not found|no such file|"
+    r"cannot|denied|segmentation)", re.I)
+_NOT_ERROR = re.compile(r"\b0 (errors?|failed|failures)\b", re.I)
+_EXIT_RE = re.compile(r"exit(?:ed)?(?: with)?[ _]?(?:code|status)[:= ]+(-?\d+)", re.I)
+
+
+def error_line(text: str) -> str:
+    """The most telling line of a failed command's output (deterministic, no LLM)."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _EXIT_RE.fullmatch(ln) and not ln.startswith(
+        ("Exit code", "exit code", "Exit Code"))] or lines
+    pick = ""
+    for ln in reversed(lines):
+        if _ERROR_HINT.search(ln) and not _NOT_ERROR.search(ln):
+            pick = ln
+            break
+    pick = pick or (lines[-1] if lines else "")
+    return pick[:MAX_ERROR_CHARS]
+
+
+def shell_outcome(response: Any, failed_event: bool) -> tuple[bool | None, str]:
+    """(ok, error line) of a shell tool result; ok None when the payload does not say."""
+    if failed_event:
+        return False, error_line(text_of(response))
+    code: Any = None
+    if isinstance(response, str):
+        stripped = response.strip()
+        if stripped.startswith("{"):
+            import json
+
+            try:
+                response = json.loads(stripped)
+            except ValueError:
+                pass
+    if isinstance(response, dict):
+        code = get(response, "exit_code", "returncode", "return_code", "exit_status")
+        if code is None and isinstance(response.get("status"), int):
+            code = response["status"]
+        if code is None and get(response, "error") and not get(response, "stdout", "output"):
+            return False, error_line(text_of(response))
+        if code is None and response.get("success") is False:
+            return False, error_line(text_of(response))
+    text = text_of(response)
+    if code is None:
+        m = _EXIT_RE.search(text)
+        if m:
+            code = m.group(1)
+    if code is None:
+        return None, ""
+    try:
+        ok = int(code) == 0
+    except (TypeError, ValueError):
+        return None, ""
+    return ok, "" if ok else error_line(text)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
+    """Fill `ev` from a tool event (Claude/Codex/VS Code PostToolUse, Gemini AfterTool,
+    Cursor postToolUse) or Cursor's afterFileEdit / afterShellExecution."""
+    name = str(get(data, "tool_name", "toolName", "tool") or "")
+    tool_input = get(data, "tool_input", "toolInput", "toolArgs", "tool_args", "input")
+    if isinstance(tool_input, str) and tool_input.strip().startswith("{"):
+        import json
+
+        try:
+            tool_input = json.loads(tool_input)
+        except ValueError:
+            pass
+    response = get(data, "tool_response", "toolResponse", "tool_output", "toolOutput",
+                   "output", "error", "result")
+    ev.tool = name
+    ev.tool_use_id = str(get(data, "tool_use_id", "toolUseId", "tool_call_id") or "")
+    kind = tool_kind(name)
+    if not name:
+        if get(data, "file_path") and ev.event in ("after-file-edit", "after-tab-file-edit"):
+            kind = "edit-event"
+        elif get(data, "command") is not None:
+            kind, tool_input = "shell", data
+    if kind == "edit-event":
+        edits = data.get("edits") if isinstance(data.get("edits"), list) else []
+        created = bool(edits) and all(
+            isinstance(e, dict) and not (e.get("old_string") or e.get("oldString"))
+            for e in edits)
+        ev.files.append(FileChange(str(get(data, "file_path")),
+                                   "written" if created else "modified"))
+        ev.kind = FILE_EDIT
+    elif kind in ("create", "write", "modify", "delete"):
+        change = {"create": "created", "modify": "modified", "delete": "deleted"}.get(
+            kind, "written")
+        if kind == "write" and isinstance(response, dict):
+            hint = str(get(response, "type") or "").lower()
+            change = {"create": "created", "update": "modified"}.get(hint, change)
+        if not failed:
+            ev.files += [FileChange(p, change) for p in paths_in(tool_input)]
+        ev.kind = FILE_EDIT if ev.files else TOOL
+    elif kind == "patch":
+        if not failed:
+            ev.files += parse_patch(_patch_text(tool_input))
+        ev.kind = FILE_EDIT if ev.files else TOOL
+    elif kind == "read":
+        ev.reads = max(1, len(paths_in(tool_input)))
+        ev.kind = TOOL
+    elif kind == "shell":
+        ev.command = " ".join(command_text(tool_input).split())[:MAX_COMMAND_CHARS]
+        ev.ok, ev.error = shell_outcome(response, failed)
+        if ev.ok is None and not failed and _norm_tool(name) == "bash" and (
+                ev.host == "claude-code" and ev.event == "post-tool-use"):
+            ev.ok = True  # Claude Code reports failed Bash calls as PostToolUseFailure
+        ev.kind = SHELL if ev.command else TOOL
+        # Codex reports some edits as shell calls of apply_patch
+        patch = parse_patch(_patch_text(tool_input))
+        if patch and not failed:
+            ev.files += patch
+            ev.kind = FILE_EDIT
+            ev.command = ""
+    else:
+        ev.kind = TOOL
+
+
+def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) -> HookEvent:
+    """A payload of any host as a `HookEvent` (kind from the host's event table)."""
+    ev = HookEvent(host=host, invoked_as=invoked, event=event, kind=kind)
+    ev.session_id = clean_session_id(get(data, "session_id", "conversation_id", "thread_id"))
+    cwd = get(data, "cwd")
+    ev.cwd = cwd if isinstance(cwd, str) else ""
+    roots = get(data, "workspace_roots", "workspace_folders")
+    if isinstance(roots, list):
+        ev.roots = [r for r in roots if isinstance(r, str)]
+    ev.source = str(get(data, "source") or "")[:40]
+    ev.reason = str(get(data, "reason", "trigger") or "")[:40]
+    if kind == PROMPT:
+        prompt = get(data, "prompt", "user_prompt", "message", "text")
+        ev.prompt = text_of(prompt, MAX_PROMPT_CHARS * 4) if prompt is not None else ""
+        if not ev.prompt:
+            llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}
+            msgs = llm.get("messages") if isinstance(llm.get("messages"), list) else []
+            users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
+            ev.prompt = text_of(users[-1].get("content")) if users else ""
+    elif kind in (TOOL, TOOL_FAILED, FILE_EDIT, SHELL):
+        parse_tool(ev, data, failed=kind == TOOL_FAILED)
+        if kind == TOOL_FAILED and ev.kind == TOOL and ev.command:
+            ev.kind = SHELL
+    # Paths named relative to the event's folder (Codex patches) become absolute.
+    base = ev.cwd or (ev.roots[0] if ev.roots else "")
+    for change in ev.files:
+        change.path = change.path.strip().strip("'\"")
+        if base and not os.path.isabs(change.path) and not re.match(r"^[A-Za-z]:[\\/]",
+                                                                    change.path):
+            change.path = os.path.join(base, change.path)
+    return ev
+
+
+# --------------------------------------------------------------------------- project root
+
+
+def _git_root(start: str) -> str | None:
+    """The main work tree of the repository containing `start`, from the file system only
+    (a `.git` folder, or a worktree's `.git` file and its `commondir`)."""
+    folder = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isdir(dot_git):
+            return folder
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as handle:
+                    line = handle.read(4096).strip()
+            except OSError:
+                return folder
+            if not line.startswith("gitdir:"):
+                return folder
+            gitdir = line[7:].strip()
+            if not os.path.isabs(gitdir):
+                gitdir = os.path.normpath(os.path.join(folder, gitdir))
+            try:
+                with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                    common = handle.read().strip()
+            except OSError:
+                return folder  # a submodule: its own work tree
+            if not os.path.isabs(common):
+                common = os.path.normpath(os.path.join(gitdir, common))
+            return os.path.dirname(common) if os.path.basename(common) == ".git" else folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+VAULT_DIRNAME = ".openCodeMemory"
+
+
+def user_vault_dir(env: dict[str, str]) -> str:
+    home = env.get("OCM_HOME")
+    return os.path.abspath(os.path.expanduser(home) if home else os.path.join(
+        os.path.expanduser("~"), VAULT_DIRNAME))
+
+
+def _is_user_vault(vault: str, env: dict[str, str]) -> bool:
+    try:
+        return os.path.samefile(vault, user_vault_dir(env))
+    except OSError:
+        return False
+
+
+def locate_vault(ev: HookEvent, env: dict[str, str]) -> tuple[str, str] | None:
+    """(project root, vault folder) for an event, or None when no vault exists (`ocm init`
+    never ran): the payload's folder first, then the hosts' project-dir variables."""
+    override = env.get("OCM_VAULT")
+    candidates = [ev.cwd, *ev.roots]
+    for name in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "GEMINI_PROJECT_DIR",
+                 "OCM_PROJECT_DIR"):
+        if env.get(name):
+            candidates.append(env[name])
+    candidates.append(os.getcwd())
+    for start in candidates:
+        if not start or not os.path.isdir(start):
+            continue
+        git_root = _git_root(start)
+        root = git_root or os.path.abspath(start)
+        if override:
+            vault = os.path.abspath(os.path.expanduser(override))
+            if os.path.isdir(vault):
+                return (os.path.dirname(vault) if os.path.basename(vault) == VAULT_DIRNAME
+                        else root), vault
+            return None
+        vault = os.path.join(root, VAULT_DIRNAME)
+        if os.path.isdir(vault) and not _is_user_vault(vault, env):
+            return root, vault
+        if git_root:
+            continue
+        # Not a git checkout: the nearest folder above `start` that holds a project vault.
+        folder = os.path.abspath(start)
+        while True:
+            vault = os.path.join(folder, VAULT_DIRNAME)
+            if os.path.isdir(vault) and not _is_user_vault(vault, env):
+                return folder, vault
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return None

@@ -1,0 +1,55 @@
+"""The search result record, kept free of Whoosh so the hook path can build briefs.
+
+`ocm.indexer.search` re-exports `Hit`; import it from either place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Hit:
+    id: str
+    kind: str
+    type: str
+    title: str
+    status: str
+    tool: str
+    scope: str
+    date: datetime | None
+    path: Path
+    meta: dict[str, Any]
+    project: str = ""
+    score: float = 0.0
+    rank: int = 0
+    explain: dict[str, Any] | None = None
+    sketch: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def top_files(self) -> list[str]:
+        return list(self.meta.get("files") or [])[:3]
+
+    @property
+    def superseded_by(self) -> str:
+        return str(self.meta.get("superseded_by") or "")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rank": self.rank, "score": round(self.score, 4), "id": self.id, "kind": self.kind,
+            "type": self.type, "title": self.title, "status": self.status,
+            "date": self.date.isoformat(timespec="seconds") if self.date else None,
+            "tool": self.tool or None, "scope": self.scope, "project": self.project,
+            "top_files": self.top_files, "markdown_path": str(self.path),
+        }
+        if self.kind == "memory":
+            out["importance"] = self.meta.get("importance")
+            out["superseded_by"] = self.superseded_by or None
+            out["supersedes"] = self.meta.get("supersedes") or None
+            out["tags"] = self.meta.get("tags") or []
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out

@@ -1,0 +1,203 @@
+"""Search on a real Whoosh index: freshness, filters, ranking rules, damage recovery."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ocm.project import Project, SearchRequest
+from ocm.vault.errors import InvalidInput
+from ocm.vault.sessions import CheckpointInput, PlanFile
+
+NOW = datetime(2026, 11, 20, 18, 0)
+
+
+@pytest.fixture
+def seeded(project: Project) -> Project:
+    v = project.vault
+    s1 = v.create_session("cursor", started_at=NOW - timedelta(days=2))
+    v.checkpoint(s1.id, CheckpointInput(
+        goal="Migrate the BGE-M3 embedding endpoint from vLLM to TEI",
+        work_completed=["Replaced vLLM client in src/inference/embedding_server.py"],
+        decisions=["**TEI over Infinity:** native BGE-M3 support"],
+        plan_files=[PlanFile("docs/plans/tei-migration.md", "## TEI Migration Plan")]))
+    v.record_file(s1.id, "src/inference/embedding_server.py", "modified")
+    s2 = v.create_session("claude-code", started_at=NOW - timedelta(days=40))
+    v.checkpoint(s2.id, CheckpointInput(
+        goal="Add rate limiting to the public API with a token bucket",
+        work_completed=["RateLimiterCheck middleware in src/api/limits.py"],
+        work_summary=["Redis INCR with TTL per client key"]))
+    v.record_file(s2.id, "src/api/limits.py", "created")
+    project.remember("The agent-crew worker must be restarted after a C++ extension rebuild",
+                     "gotcha", files=["ext/fastpath.cpp"], created=NOW - timedelta(days=1))
+    project.remember("Stripe signature check needs the raw request body", "gotcha",
+                     files=["src/payments/webhooks.py"], created=NOW - timedelta(days=200))
+    return project
+
+
+def ids(hits: list) -> list[str]:
+    return [h.id for h in hits]
+
+
+def search(project: Project, query: str, **kw: object) -> list:
+    return project.search(SearchRequest(query=query, now=NOW, **kw))
+
+
+def test_goal_match_ranks_first_and_hits_carry_absolute_paths(seeded: Project) -> None:
+    hits = search(seeded, "tei migration embedding latency")
+    assert hits[0].kind == "session" and "TEI" in hits[0].title
+    data = hits[0].to_json()
+    assert set(data) >= {"rank", "score", "id", "kind", "type", "title", "date", "tool",
+                         "status", "top_files", "markdown_path"}
+    assert data["markdown_path"].startswith("/") and Path(data["markdown_path"]).is_file()
+    assert data["top_files"] == ["src/inference/embedding_server.py"]
+
+
+@pytest.mark.parametrize("query, expect", [
+    ("embedding_server", "TEI"), ("embedding_server.py", "TEI"), ("agent-crew", "agent-crew"),
+    ("agent crew", "agent-crew"), ("C++ extension", "agent-crew"), ("RateLimiterCheck", "rate"),
+    ("src/api/limits.py", "rate"), ("api/limits", "rate"), ("stripe webhook raw body", "Stripe"),
+])
+def test_identifiers_and_paths_are_findable(seeded: Project, query: str, expect: str) -> None:
+    hits = search(seeded, query)
+    assert hits, query
+    assert expect.lower() in hits[0].title.lower()
+
+
+def test_no_weak_matches_means_no_results(seeded: Project) -> None:
+    assert search(seeded, "kubernetes helm chart quantum") == []
+    assert search(seeded, "zzzz qqqq") == []
+
+
+def test_natural_language_filters(seeded: Project) -> None:
+    assert [h.tool for h in search(seeded, "sessions in cursor")] == ["cursor"]
+    recent = search(seeded, "what did I do last week", kind="session")
+    assert [h.tool for h in recent] == ["cursor"]
+    assert all(h.tool == "claude-code" for h in search(seeded, "rate limiting claude code session"))
+
+
+def test_explicit_filters(seeded: Project) -> None:
+    assert {h.kind for h in search(seeded, "api", kind="memory")} <= {"memory"}
+    assert ids(search(seeded, "restart worker", types=("warning",)))  # alias accepted
+    assert search(seeded, "stripe", tool="cursor") == []
+    assert len(search(seeded, "", kind="memory", since=NOW - timedelta(days=7))) == 1
+    hits = search(seeded, "", file="payments/")
+    assert [h.title for h in hits] == ["Stripe signature check needs the raw request body"]
+    with pytest.raises(InvalidInput, match="unknown kind"):
+        search(seeded, "x", kind="memo")
+    with pytest.raises(InvalidInput, match="unknown scope"):
+        search(seeded, "x", scope="planet")
+    with pytest.raises(InvalidInput, match="limit"):
+        search(seeded, "x", limit=0)
+
+
+def test_decay_prefers_recent_but_never_buries_a_strong_old_match(project: Project) -> None:
+    old = project.remember("Deploy checklist: drain the queue before migrating", "context",
+                           created=NOW - timedelta(days=300))
+    new = project.remember("Deploy notes: the queue was slow today", "context",
+                           created=NOW - timedelta(days=1))
+    hits = search(project, "deploy queue")
+    assert ids(hits)[0] == new.id and old.id in ids(hits)
+    strong = search(project, "drain the queue before migrating checklist")
+    assert ids(strong)[0] == old.id
+
+
+def test_superseded_is_marked_and_below_its_replacement(project: Project) -> None:
+    old = project.remember("Background jobs run on Celery with a Redis broker", "decision",
+                           key="jobs", created=NOW - timedelta(days=3))
+    new = project.remember("Background jobs moved to arq", "decision", key="jobs",
+                           supersede_reason="dropping the broker", created=NOW)
+    hits = search(project, "background jobs celery redis broker")
+    order = ids(hits)
+    assert order.index(new.id) < order.index(old.id)
+    marked = next(h for h in hits if h.id == old.id)
+    assert marked.status == "superseded" and marked.to_json()["superseded_by"] == new.id
+
+
+def test_resolved_and_archived_hidden_unless_asked(project: Project) -> None:
+    r = project.remember("p99 OOM on A10G under sustained load", "gotcha")
+    a = project.remember("OOM notes from the old cluster", "context")
+    project.set_memory_status(r.id, "resolved")
+    project.forget(a.id)
+    assert search(project, "OOM") == []
+    shown = ids(search(project, "OOM", include_resolved=True))
+    assert set(shown) == {r.id, a.id}
+    assert ids(search(project, "OOM", status="resolved")) == [r.id]
+
+
+def test_explain_shows_field_contributions(seeded: Project) -> None:
+    hit = search(seeded, "TEI embedding_server", explain=True)[0]
+    fields = hit.explain["fields"]
+    assert fields["goal"] > 0 and fields["files"] > 0
+    assert "decay" in hit.explain and "bm25f" in hit.explain
+
+
+def test_writes_by_another_process_and_editor_edits_are_seen(project: Project, run_ocm) -> None:
+    assert search(project, "kafka") == []
+    run_ocm("remember", "Kafka consumer lag alarms fire at 10k", "--type", "gotcha")
+    assert len(search(project, "kafka consumer lag")) == 1
+    # An editor rewrites the file keeping its size and even its mtime: the size or content
+    # signature still changes, so the next search sees the edit.
+    path = Path(search(project, "kafka")[0].path)
+    text = path.read_text().replace("Kafka consumer lag alarms fire at 10k",
+                                    "Pulsar consumer lag alarms fire at 10k")
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert search(project, "pulsar")
+    path.unlink()
+    assert search(project, "pulsar") == []
+
+
+def test_deleting_or_damaging_the_index_loses_nothing(seeded: Project) -> None:
+    expected = ids(search(seeded, "tei embedding"))
+    shutil.rmtree(seeded.vault.index_dir)
+    assert ids(search(seeded, "tei embedding")) == expected
+    for seg in seeded.vault.index_dir.glob("*.seg"):
+        seg.write_bytes(b"garbage")
+    for toc in seeded.vault.index_dir.glob("*.toc"):
+        toc.write_bytes(b"\x00\x01scrambled")
+    fresh = Project.open(cwd=seeded.root)
+    assert ids(fresh.search(SearchRequest(query="tei embedding", now=NOW))) == expected
+    assert any("rebuilt" in n for n in fresh.notices)
+
+
+def test_one_broken_note_does_not_stop_the_others(seeded: Project) -> None:
+    bad = seeded.vault.memories_dir / "gotcha" / "broken.md"
+    bad.write_text("---\ntitle: [unclosed\n---\nkafka\n")
+    (seeded.vault.memories_dir / "gotcha" / "latin1.md").write_bytes(b"---\nid: x\n---\ncaf\xe9")
+    assert search(seeded, "stripe raw body")
+    status = seeded.status()
+    assert "memories/gotcha/broken.md" in status["broken_notes"]
+    assert "not UTF-8" in status["broken_notes"]["memories/gotcha/latin1.md"]
+    bad.write_text("---\ntitle: fixed\n---\nkafka lag\n")
+    assert search(seeded, "kafka lag")
+
+
+def test_temp_files_and_dot_folders_are_not_notes(project: Project) -> None:
+    (project.vault.memories_dir / "gotcha").mkdir(parents=True, exist_ok=True)
+    (project.vault.memories_dir / "gotcha" / ".ocm-tmp-1-x.md").write_text("---\n---\nghost\n")
+    (project.vault.root / "sessions" / ".obsidian").mkdir(parents=True)
+    (project.vault.root / "sessions" / ".obsidian" / "n.md").write_text("ghost\n")
+    assert search(project, "ghost") == []
+
+
+def test_project_search_never_returns_another_projects_notes(
+        project: Project, tmp_path: Path) -> None:
+    from .conftest import make_repo
+
+    other = Project.open(cwd=make_repo(tmp_path / "other"))
+    other.init()
+    other.remember("Secret sauce of the other project: flux capacitor", "discovery")
+    project.remember("Our own flux notes", "discovery")
+    mine = search(project, "flux capacitor")
+    assert [h.project for h in mine] == ["proj"]
+    everywhere = search(project, "flux capacitor", scope="global")
+    assert {h.project for h in everywhere} == {"proj", "other"}
+    project.remember("I prefer flux diagrams", "preference", scope="user")
+    assert {h.scope for h in search(project, "flux", scope="user")} == {"user"}
+    assert "user" in {h.scope for h in search(project, "flux")}

@@ -331,7 +331,8 @@ class Project:
         if listing:
             text = ""
         filters = engine.Filters(
-            kind=req.kind or (implied_kind if not types else None), types=types, status=req.status, tool=tool or parsed.tool,
+            kind=req.kind or (implied_kind if not types else None), types=types,
+            status=req.status, tool=tool or parsed.tool,
             since=req.since or parsed.since, until=req.until or parsed.until, file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
         ranked = bool(text.strip() or parsed.paths)

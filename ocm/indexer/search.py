@@ -26,10 +26,12 @@ MMR_LAMBDA = 0.8
 CANDIDATES = 60
 SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
 # Words that describe what is being looked for rather than its content ("my last session").
-_META_WORDS = frozenset(
-    "session sessions note notes memory memories work worked working did do done doing what "
-    "i we my our me us show list find all any previous last latest recent recently everything "
-    "happened".split())
+_META_WORDS = frozenset({
+    "session", "sessions", "note", "notes", "memory", "memories", "work", "worked", "working",
+    "did", "do", "done", "doing", "what", "i", "we", "my", "our", "me", "us", "show", "list",
+    "find", "all", "any", "previous", "last", "latest", "recent", "recently", "everything",
+    "happened", "have", "has",
+})
 _SESSION_WORDS = frozenset({"session", "sessions"})
 
 

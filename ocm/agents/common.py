@@ -8,6 +8,7 @@ command and whether it failed). Nothing here writes anything.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -267,10 +268,8 @@ def shell_outcome(response: Any, failed_event: bool) -> tuple[bool | None, str]:
         if stripped.startswith("{"):
             import json
 
-            try:
+            with contextlib.suppress(ValueError):
                 response = json.loads(stripped)
-            except ValueError:
-                pass
     if isinstance(response, dict):
         code = get(response, "exit_code", "returncode", "return_code", "exit_status")
         if code is None and isinstance(response.get("status"), int):
@@ -304,10 +303,8 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
     if isinstance(tool_input, str) and tool_input.strip().startswith("{"):
         import json
 
-        try:
+        with contextlib.suppress(ValueError):
             tool_input = json.loads(tool_input)
-        except ValueError:
-            pass
     response = get(data, "tool_response", "toolResponse", "tool_output", "toolOutput",
                    "output", "error", "result")
     ev.tool = name

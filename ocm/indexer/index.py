@@ -57,6 +57,7 @@ class NoteIndex:
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        self.resolved_root = vault.root.resolve()
         self.dir = vault.index_dir
         self._ix: windex.Index | None = None
         self._searcher = None
@@ -82,12 +83,8 @@ class NoteIndex:
         atomic_write_text(self._manifest_path(), json.dumps(payload, separators=(",", ":")))
 
     def _scan(self) -> dict[str, tuple[int, int]]:
-        out = {}
-        for path in self.vault.note_paths():
-            with contextlib.suppress(FileNotFoundError):
-                st = path.stat()
-                out[self.vault.relpath(path)] = (st.st_mtime_ns, st.st_size)
-        return out
+        """relpath -> (mtime_ns, size) of every note: the freshness check's only disk work."""
+        return self.vault.note_signatures()
 
     # -- open / rebuild -------------------------------------------------------------
     def _open(self) -> windex.Index | None:
@@ -120,7 +117,8 @@ class NoteIndex:
         if manifest is not None and not force_rebuild:
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
-            if not _diff(scan, known, broken) and self.dir.exists():
+            changed, deleted = _diff(scan, known, broken)
+            if not changed and not deleted and self.dir.exists():
                 self.broken = {k: v[1] for k, v in broken.items()}
                 return report
         self.vault.ensure_layout()

@@ -100,7 +100,7 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
         title=meta.get("title", ""), status=stored.get("status", ""),
         tool=stored.get("tool", ""), scope=stored.get("scope", ""),
         date=datetime.fromtimestamp(epoch) if epoch else None,
-        path=(index.vault.root / stored["path"]).resolve(), meta=meta,
+        path=index.resolved_root / stored["path"], meta=meta,
         project=index.vault.project, score=score, sketch=frozenset(meta.get("sketch") or ()),
     )
 

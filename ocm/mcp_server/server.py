@@ -23,6 +23,7 @@ concurrent tool calls never share a Whoosh searcher or a half-written note.
 """
 
 import contextlib
+import inspect
 import logging
 import os
 import sys
@@ -65,6 +66,7 @@ from .models import (
 )
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ocm.mcp")
 
 SERVER_NAME = "ocm"
@@ -255,9 +257,18 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                        version=ocm.__version__, log_level=_log_level())
     server.ocm_backend = backend  # type: ignore[attr-defined]  # for tests and debugging
 
+    def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+        """`server.tool` with the docstring dedented into the description agents read."""
+
+        def register(fn: F) -> F:
+            return server.tool(name=name, title=title, annotations=annotations,
+                               description=inspect.cleandoc(fn.__doc__ or ""))(fn)
+
+        return register
+
     # -- sessions ---------------------------------------------------------------------
 
-    @server.tool(name="ocm__checkpoint", title="Save session checkpoint",
+    @tool(name="ocm__checkpoint", title="Save session checkpoint",
                  annotations=_writes(destructive=False, idempotent=False))
     async def checkpoint(
         ctx: Context,
@@ -296,7 +307,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                         "from the MCP client).")] = None,
         tags: Annotated[list[str] | None, Field(description="Tags to add.")] = None,
     ) -> CheckpointOutcome:
-        """Save or update this coding session's note (seed 004 §7 semantics).
+        """Save or update this coding session's note (created on the first call).
 
         Give only what is new since the last checkpoint: work_completed, work_summary,
         decisions, plan_files and references are appended; work_pending and diff_summary
@@ -323,7 +334,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
 
         return await backend.run(ctx, call)
 
-    @server.tool(name="ocm__search_sessions", title="Search past sessions",
+    @tool(name="ocm__search_sessions", title="Search past sessions",
                  annotations=READ_ONLY)
     async def search_sessions(
         ctx: Context,
@@ -355,7 +366,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                    "markdown_path.")
         return SessionSearchOutcome(query=query, results=results, message=message)
 
-    @server.tool(name="ocm__list_sessions", title="List recent sessions", annotations=READ_ONLY)
+    @tool(name="ocm__list_sessions", title="List recent sessions", annotations=READ_ONLY)
     async def list_sessions(
         ctx: Context,
         limit: Annotated[int, Field(ge=1, le=100, description="How many, newest first.")] = 10,
@@ -371,7 +382,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         message = _count(len(sessions), "session") if sessions else "No sessions recorded yet."
         return SessionList(sessions=sessions, message=message)
 
-    @server.tool(name="ocm__get_session_files", title="Files a session touched",
+    @tool(name="ocm__get_session_files", title="Files a session touched",
                  annotations=READ_ONLY)
     async def get_session_files(
         ctx: Context,
@@ -389,7 +400,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
 
     # -- memories ---------------------------------------------------------------------
 
-    @server.tool(name="ocm__remember", title="Store a memory",
+    @tool(name="ocm__remember", title="Store a memory",
                  annotations=_writes(destructive=False, idempotent=False))
     async def remember(
         ctx: Context,
@@ -422,7 +433,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
             supersede_reason=supersede_reason, scope=scope, importance=importance,
             session=session_id)))
 
-    @server.tool(name="ocm__search", title="Search sessions and memories",
+    @tool(name="ocm__search", title="Search sessions and memories",
                  annotations=READ_ONLY)
     async def search(
         ctx: Context,
@@ -465,7 +476,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                    "with ocm__get_note.")
         return SearchOutcome(query=query, results=results, message=message)
 
-    @server.tool(name="ocm__recall", title="Context brief", annotations=READ_ONLY)
+    @tool(name="ocm__recall", title="Context brief", annotations=READ_ONLY)
     async def recall(
         ctx: Context,
         query: Annotated[str | None, Field(
@@ -495,7 +506,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
 
         return await backend.run(ctx, call)
 
-    @server.tool(name="ocm__resolve_memory", title="Resolve or supersede a memory",
+    @tool(name="ocm__resolve_memory", title="Resolve or supersede a memory",
                  annotations=_writes(destructive=False, idempotent=True))
     async def resolve_memory(
         ctx: Context,
@@ -507,12 +518,14 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
             description="Id of the active memory that replaces this one.")] = None,
         reason: Annotated[str | None, Field(description="Why, in one line.")] = None,
     ) -> WriteOutcome:
-        """Mark a memory resolved or superseded; it leaves recall and default search."""
+        """Mark a memory resolved (it no longer applies: hidden from recall and default
+        search) or superseded by another memory (left out of recall, ranked below its
+        replacement and marked in search)."""
         chosen = status or ("superseded" if superseded_by else "resolved")
         return await backend.run(ctx, lambda project: _write(project.set_memory_status(
             id, chosen, superseded_by=superseded_by, reason=reason)))
 
-    @server.tool(name="ocm__list_memories", title="List memories", annotations=READ_ONLY)
+    @tool(name="ocm__list_memories", title="List memories", annotations=READ_ONLY)
     async def list_memories(
         ctx: Context,
         type: Annotated[str | list[str] | None, Field(
@@ -536,7 +549,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
             "No memories matched.")
         return MemoryList(memories=memories, message=message)
 
-    @server.tool(name="ocm__update_memory", title="Edit a memory",
+    @tool(name="ocm__update_memory", title="Edit a memory",
                  annotations=_writes(destructive=True, idempotent=False))
     async def update_memory(
         ctx: Context,
@@ -560,7 +573,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         return await backend.run(ctx, lambda project: _write(
             project.update_memory(id, **changes)))
 
-    @server.tool(name="ocm__forget", title="Archive or delete a memory",
+    @tool(name="ocm__forget", title="Archive or delete a memory",
                  annotations=_writes(destructive=True, idempotent=True))
     async def forget(
         ctx: Context,
@@ -573,7 +586,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         return await backend.run(ctx, lambda project: _write(
             project.forget(id, delete=mode == "delete")))
 
-    @server.tool(name="ocm__get_note", title="Read a note", annotations=READ_ONLY)
+    @tool(name="ocm__get_note", title="Read a note", annotations=READ_ONLY)
     async def get_note(
         ctx: Context,
         id: Annotated[str, Field(description="A memory id or a session id (ocm or host).")],

@@ -16,6 +16,7 @@ journal aside (`*.fold`), so no line can land in a file that was already read.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -205,10 +206,8 @@ def fold(vault: Vault) -> FoldReport:
                           f"{type(exc).__name__}: {exc}; kept in {FAILED}")
                 _keep_failed(folder, recs)
         for path in paths:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
     return report
 
 
@@ -303,10 +302,8 @@ def _apply_session(vault: Vault, host: str, sid: str,
     project_root = vault.project_root
     root_text = str(project_root)
     vault_rel = None
-    try:
+    with contextlib.suppress(ValueError):
         vault_rel = vault.root.resolve().relative_to(project_root.resolve()).as_posix()
-    except ValueError:
-        pass
 
     def rel_of(raw: str) -> str | None:
         try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import gitinfo
-from .atomic import TEMP_PREFIX, atomic_write_text, file_signature, locked
+from .atomic import atomic_write_text, file_signature, locked
 from .clock import format_timestamp, now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .ids import random_suffix, slugify, validate_id, validate_slug
@@ -122,14 +122,36 @@ class Vault:
 
     def note_paths(self) -> Iterator[Path]:
         """Every note file (dot-files, temp files and dot-folders skipped)."""
-        for top in (self.sessions_dir, self.memories_dir):
-            if not top.is_dir():
+        for rel in self.note_signatures():
+            yield self.root / rel
+
+    def note_signatures(self) -> dict[str, tuple[int, int]]:
+        """relpath -> (mtime_ns, size) for every note, with `os.scandir` (no Path objects:
+        this runs before every search)."""
+        out: dict[str, tuple[int, int]] = {}
+        root = str(self.root)
+        stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
+        cut = len(root) + 1
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except (FileNotFoundError, NotADirectoryError):
                 continue
-            for folder, dirs, files in os.walk(top):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                for name in files:
-                    if name.endswith(".md") and not name.startswith((".", TEMP_PREFIX)):
-                        yield Path(folder) / name
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):  # dot-folders, `.ocm-tmp-*` temp files
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif name.endswith(".md"):
+                        st = entry.stat()
+                        out[entry.path[cut:].replace(os.sep, "/")] = (st.st_mtime_ns,
+                                                                       st.st_size)
+                except FileNotFoundError:
+                    continue
+        return out
 
     def kind_of(self, path: Path) -> str:
         return "session" if self.relpath(path).startswith(SESSIONS_DIR + "/") else "memory"

@@ -178,7 +178,22 @@ class Project:
             self._indexes[key] = NoteIndex(vault)
         return self._indexes[key]
 
+    def fold_journal(self) -> None:
+        """Apply what hooks journaled (files, prompts, commands) to the session notes."""
+        from ocm.vault import journal
+
+        if not journal.pending(self.vault.root):
+            return
+        try:
+            report = journal.fold(self.vault)
+        except Exception as exc:  # noqa: BLE001 - a hook buffer must never break a read
+            self.notices.append(f"ocm: could not apply hook records: {exc}")
+            return
+        self.notices += [f"ocm: hook records not applied: {e}" for e in report.errors]
+
     def refresh(self, vault: Vault) -> NoteIndex:
+        if vault is self.vault:
+            self.fold_journal()
         index = self.index_for(vault)
         report = index.sync()
         if report.notice:
@@ -236,10 +251,12 @@ class Project:
 
     def close_session(self, session_id: str | None, status: str = "closed",
                       trigger: str | None = None) -> WriteResult:
+        self.fold_journal()
         sid = self.resolve_session(session_id, create=False)
         return self.vault.close_session(sid, status, trigger)
 
     def session_files(self, session_id: str) -> list[dict[str, str]]:
+        self.fold_journal()
         note = SessionNote(read_document(self.vault.find_session(session_id)))
         return [{"path": p, "change_type": c} for p, c in note.files().items()]
 
@@ -263,6 +280,7 @@ class Project:
                               importance=importance, session=session, created=created)
 
     def get(self, note_id: str) -> dict[str, Any]:
+        self.fold_journal()
         vault, kind, path = self._locate(note_id)
         text = read_note_text(path)
         doc = read_document(path)
@@ -354,7 +372,8 @@ class Project:
             hits.extend(found)
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-        return engine.rank(hits, when, req.limit, ranked=ranked)
+        return engine.rank(hits, when, req.limit, ranked=ranked,
+                           priors=engine.intent_priors(req.query or ""))
 
     # -- recall -------------------------------------------------------------------
     def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",

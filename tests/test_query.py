@@ -33,10 +33,13 @@ CASES: list[tuple[str, str, datetime | None, datetime | None, str | None, tuple[
     ("2 weeks ago", "", d(2026, 5, 4), d(2026, 5, 11), None, ()),
     ("a month ago", "", d(2026, 4, 1), d(2026, 5, 1), None, ()),
     # --- rolling windows
-    ("auth bug last week", "auth bug", ago(days=7), None, None, ()),
+    # "last week" / "last month" are the previous calendar periods (NOW is a Wednesday).
+    ("auth bug last week", "auth bug", datetime(2026, 5, 11), datetime(2026, 5, 18), None, ()),
+    ("previous week", "", datetime(2026, 5, 11), datetime(2026, 5, 18), None, ()),
+    ("last year", "", datetime(2025, 1, 1), datetime(2026, 1, 1), None, ()),
     ("past week deploys", "deploys", ago(days=7), None, None, ()),
     ("this week", "", d(2026, 5, 18), None, None, ()),
-    ("last month", "", ago(days=30), None, None, ()),
+    ("last month", "", datetime(2026, 4, 1), datetime(2026, 5, 1), None, ()),
     ("past month", "", ago(days=30), None, None, ()),
     ("this month", "", d(2026, 5, 1), None, None, ()),
     ("this year", "", d(2026, 1, 1), None, None, ()),
@@ -101,7 +104,8 @@ CASES: list[tuple[str, str, datetime | None, datetime | None, str | None, tuple[
     # The first tool wins; the rival name stays searchable.
     ("in claude code and in cursor", "cursor", None, None, "claude-code", ()),
     # --- combined
-    ("cursor session about auth last week", "auth", ago(days=7), None, "cursor", ()),
+    ("cursor session about auth last week", "auth", datetime(2026, 5, 11),
+     datetime(2026, 5, 18), "cursor", ()),
     (
         "rate limiter in cursor yesterday",
         "rate limiter",

@@ -75,8 +75,10 @@ def test_no_weak_matches_means_no_results(seeded: Project) -> None:
 
 def test_natural_language_filters(seeded: Project) -> None:
     assert [h.tool for h in search(seeded, "sessions in cursor")] == ["cursor"]
-    recent = search(seeded, "what did I do last week", kind="session")
-    assert [h.tool for h in recent] == ["cursor"]
+    recent = search(seeded, "what did I do in the past week")
+    assert [h.tool for h in recent] == ["cursor"]  # activity words list sessions only
+    assert search(seeded, "what did I do last week") == []  # the previous calendar week
+    assert [h.tool for h in search(seeded, "my last session")] == ["cursor", "claude-code"]
     assert all(h.tool == "claude-code" for h in search(seeded, "rate limiting claude code session"))
 
 

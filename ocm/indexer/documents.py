@@ -68,7 +68,8 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "status": str(fm.get("status") or "open"), "tool": str(fm.get("tool") or ""),
         "scope": "project", "date": _epoch(started), "meta": meta,
         "goal": goal, "decisions": decisions, "todos": todos,
-        "files": " ".join(files), "work_summary": summary, "body": "\n".join(rest),
+        "files": " ".join(files), "work_summary": summary, "content": "",
+        "body": "\n".join(rest),
         "tags": ",".join(_strs(fm.get("tags"))),
     }
 
@@ -95,6 +96,7 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
         "id": note.id or fallback_id, "kind": "memory", "type": note.type,
         "status": note.status, "tool": "", "scope": str(fm.get("scope") or scope),
         "date": _epoch(created), "meta": meta, "goal": note.title, "decisions": "",
-        "todos": "", "files": " ".join(files), "work_summary": "", "body": content,
+        "todos": "", "files": " ".join(files), "work_summary": "", "content": content,
+        "body": "",
         "tags": ",".join(note.str_list("tags")),
     }

@@ -1,7 +1,8 @@
 """Pull date, tool and path filters out of a natural-language search query.
 
 ``parse_query("cursor session about auth last week", now)`` returns the text
-``"auth"`` plus ``since=now-7d`` and ``tool="cursor"``. The parser is
+``"auth"`` plus the previous calendar week as ``since``/``until`` and
+``tool="cursor"`` ("past week" would be the last 7 days). The parser is
 deliberately conservative: only explicit phrases become filters, because a
 false filter silently hides the note the user is looking for, while a missed
 filter merely leaves a few extra words in a BM25 query.
@@ -451,7 +452,12 @@ def _rolling_hits(query: str, now: datetime) -> list[_Hit]:
             if parsed is None:
                 continue
             n = parsed
-        # Rolling windows, not calendar periods: "last month" is the past 30 days.
+        if m.group("n") is None and m.group("which").casefold() != "past" and unit in (
+                "week", "month", "year"):
+            # "last week" is the previous calendar week; "past week" is the last 7 days.
+            since, until = _previous_period(unit, now.date())
+            hits.append(_Hit(m.start(), m.end(), since=since, until=until))
+            continue
         days = {"hour": n / 24, "day": n, "week": 7 * n, "month": 30 * n, "year": 365 * n}[unit]
         try:
             since = now - timedelta(days=days)
@@ -459,6 +465,17 @@ def _rolling_hits(query: str, now: datetime) -> list[_Hit]:
             continue
         hits.append(_Hit(m.start(), m.end(), since=since))
     return hits
+
+
+def _previous_period(unit: str, today: date) -> tuple[datetime, datetime]:
+    if unit == "week":
+        this_monday = today - timedelta(days=today.weekday())
+        return _day(this_monday - timedelta(days=7)), _day(this_monday)
+    if unit == "month":
+        first = _month_start(today.year, today.month)
+        previous = first - relativedelta(months=1)
+        return previous, first
+    return datetime(today.year - 1, 1, 1), datetime(today.year, 1, 1)
 
 
 def _this_hits(query: str, now: datetime) -> list[_Hit]:

@@ -7,15 +7,17 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from .analysis import code_analyzer
 
 # Bump when the schema or the text extraction changes: the index is then rebuilt.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
-# Query-time boosts (linear, seed 004 §6); memories put their title in `goal`.
+# Query-time boosts (linear, seed 004 §6). A memory's title goes in `goal` and its text in
+# `content`: a curated fact weighs more than the leftover sections of a session (`body`).
 FIELD_BOOSTS: dict[str, float] = {
     "goal": 10.0,
     "decisions": 8.0,
     "todos": 5.0,
     "files": 5.0,
     "work_summary": 3.0,
+    "content": 4.0,
     "body": 1.0,
     "tags": 4.0,
 }
@@ -44,6 +46,7 @@ def build_schema() -> Schema:
         todos=text(),
         files=text(),
         work_summary=text(),
+        content=text(),
         body=text(),
         tags=KEYWORD(lowercase=True, commas=True, scorable=True),
     )

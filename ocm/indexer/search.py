@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +34,32 @@ _META_WORDS = frozenset({
     "happened", "have", "has",
 })
 _SESSION_WORDS = frozenset({"session", "sessions"})
+_ACTIVITY_WORDS = frozenset({"did", "do", "done", "doing", "work", "worked", "working"})
+# What a query asks for, read from its wording (seed 003's query-time type classification,
+# with words instead of a model): soft multipliers on matching kinds and memory types.
+PRIOR_BOOST = 1.3
+_INTENTS: list[tuple[re.Pattern[str], dict[str, float]]] = [
+    (re.compile(r"\b(where was i|left off|pick(?:ing)? up|continue|resum\w*|sessions?)\b"),
+     {"session": PRIOR_BOOST}),
+    (re.compile(r"\b(gotchas?|pitfalls?|watch out|careful|caveats?|known issues?|warnings?|"
+                r"before (?:editing|changing|touching))\b"),
+     {"gotcha": PRIOR_BOOST, "bug_fix": 1.15}),
+    (re.compile(r"\b(why|decid\w*|decisions?|chose|choose|instead of|what do we use)\b"),
+     {"decision": PRIOR_BOOST, "trade_off": 1.15}),
+    (re.compile(r"\b(how (?:do|to|can) (?:i|we)|steps?|procedures?)\b"),
+     {"procedure": PRIOR_BOOST}),
+]
+
+
+def intent_priors(query: str) -> dict[str, float]:
+    """Multipliers by kind ('session') or memory type that the query's wording implies."""
+    text = query.lower()
+    priors: dict[str, float] = {}
+    for pattern, boosts in _INTENTS:
+        if pattern.search(text):
+            for key, value in boosts.items():
+                priors[key] = max(priors.get(key, 1.0), value)
+    return priors
 
 
 def meta_only(text: str) -> tuple[bool, str | None]:
@@ -41,7 +68,8 @@ def meta_only(text: str) -> tuple[bool, str | None]:
     words = [w for w in words if w]
     if any(w not in _META_WORDS for w in words):
         return False, None
-    return True, "session" if _SESSION_WORDS & set(words) else None
+    # "my last session", "what did I do": a listing of sessions (work), not of memories.
+    return True, "session" if (_SESSION_WORDS | _ACTIVITY_WORDS) & set(words) else None
 
 
 @dataclass
@@ -160,14 +188,17 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True) -> list[Hit]:
-    """Apply decay, the superseded penalty, the threshold and MMR; number the survivors."""
+def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
+         priors: dict[str, float] | None = None) -> list[Hit]:
+    """Apply decay, intent priors, the superseded penalty, the threshold and MMR; number
+    the survivors."""
     if not ranked:
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
         return hits[:limit]
     for hit in hits:
-        factor = decay(hit, now)
+        factor = decay(hit, now) * (priors or {}).get(
+            "session" if hit.kind == "session" else hit.type, 1.0)
         if hit.status == "superseded":
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:
@@ -204,12 +235,8 @@ def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
 
 
 def _replacements_first(hits: list[Hit]) -> list[Hit]:
-    """A superseded record never ranks above its replacement when both are listed."""
-    out = list(hits)
-    by_id = {hit.id: hit for hit in hits}
-    for hit in hits:
-        replacement = by_id.get(hit.superseded_by) if hit.status == "superseded" else None
-        if replacement is not None and out.index(hit) < out.index(replacement):
-            out.remove(hit)
-            out.insert(out.index(replacement) + 1, hit)
-    return out
+    """A superseded record whose replacement is listed goes after every current record:
+    the history stays findable without crowding out what is true now."""
+    listed = {hit.id for hit in hits}
+    current = [h for h in hits if not (h.status == "superseded" and h.superseded_by in listed)]
+    return current + [h for h in hits if h not in current]

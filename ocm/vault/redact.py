@@ -12,9 +12,10 @@ Design notes:
   `DB_PASSWORD=hunter2x` keeps `DB_PASSWORD=` and the note stays readable.
 * Overlapping hits (a JWT inside a `Bearer` header, an `sk-...` key assigned to `API_KEY=`)
   are merged, so no byte that any rule considered secret survives.
-* Markers are never re-matched: the value classes exclude `[` and `]`, and as a second guard
-  any hit that touches an existing `[REDACTED:...]` marker is dropped. That is what makes
-  `redact(redact(x)) == redact(x)`.
+* Idempotence, `redact(redact(x)) == redact(x)`: markers are never re-matched (the value
+  classes exclude `[` and `]`, and any hit touching an existing `[REDACTED:...]` is dropped),
+  and `find_secrets` rescans its own output until nothing new appears, because redacting one
+  secret can change the context of a neighbour glued to it.
 * Generic rules (assignments, bare `Bearer`) carry a check that rejects values which read as
   code or placeholders (`get_token()`, `self.token`, `${TOKEN}`, `password: str`), because a
   memory store full of false markers is nearly as useless as one that leaks.

@@ -1,32 +1,49 @@
-"""`ocm-hook`: the entry point agent hooks call. Stdlib only, never raises, always exits 0.
+"""`ocm-hook <host> [<event>]`: the entry point every agent hook calls.
 
-Host-specific handling arrives with the agent integrations; until then each payload is
-appended to the vault's hook log so nothing a host sends is lost.
+Reads all of stdin, hands it to `ocm.agents.dispatch.run`, prints only what the host accepts
+(JSON or nothing) and always exits 0. Stdlib only up to the dispatcher, which imports
+neither Whoosh nor MCP (tests check `sys.modules`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 
-def main() -> None:
+def read_stdin(limit: int) -> bytes:
     try:
-        payload = sys.stdin.buffer.read(1_000_000) if not sys.stdin.isatty() else b""
-        root = os.environ.get("OCM_VAULT") or os.path.join(
-            os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), ".openCodeMemory")
-        if os.path.isdir(root):
-            line = b"%d\t%s\t" % (time.time_ns(), " ".join(sys.argv[1:]).encode()) + (
-                payload.replace(b"\n", b" ") + b"\n")
-            fd = os.open(os.path.join(root, ".hooks.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-                         0o644)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+        if sys.stdin is None or sys.stdin.isatty():
+            return b""
+        return sys.stdin.buffer.read(limit + 1)
+    except (OSError, ValueError):
+        return b""
+
+
+def run(argv: list[str]) -> str:
+    try:
+        from ocm.agents.dispatch import MAX_PAYLOAD_BYTES
+        from ocm.agents.dispatch import run as dispatch
+
+        return dispatch(argv, read_stdin(MAX_PAYLOAD_BYTES))
     except Exception:  # noqa: BLE001 - a hook must never break its host
+        return ""
+
+
+def main(argv: list[str] | None = None) -> None:
+    out = run(list(sys.argv[1:] if argv is None else argv))
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe is the host's business
         pass
+    if os.environ.get("OCM_HOOK_TRACE_MODULES"):
+        try:
+            with open(os.environ["OCM_HOOK_TRACE_MODULES"], "w", encoding="utf-8") as handle:
+                handle.write("\n".join(sorted(sys.modules)))
+        except OSError:
+            pass
     sys.exit(0)
 
 

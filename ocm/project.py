@@ -79,6 +79,8 @@ def _check_checkpoint(inp: CheckpointInput) -> None:
     for text in inp.text_fields():
         if "\x00" in text:
             raise InvalidInput("checkpoint text contains a NUL byte")
+        if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
+            raise InvalidInput("checkpoint text is not valid Unicode (a lone surrogate)")
         if len(text) > MAX_ITEM_CHARS:
             raise InvalidInput(f"a checkpoint item is {len(text):,} characters (max "
                                f"{MAX_ITEM_CHARS:,}); write bullets, not file contents")
@@ -200,9 +202,17 @@ class Project:
             self.notices.append(report.notice)
         return index
 
-    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
+                      procs: int = 1) -> SyncReport:
+        """Rebuild the project's index from its notes. `procs>1` indexes in that many forked
+        processes (one segment each): only for single-threaded callers such as the CLI."""
         self.vault.ensure_layout()
-        return self.index_for(self.vault).sync(progress=progress, force_rebuild=True)
+        index = self.index_for(self.vault)
+        index.build_procs = procs
+        try:
+            return index.sync(progress=progress, force_rebuild=True)
+        finally:
+            index.build_procs = 1
 
     # -- sessions -----------------------------------------------------------------
     def start_session(self, tool: str, agent_session_id: str | None = None,
@@ -348,12 +358,17 @@ class Project:
         listing, implied_kind = engine.meta_only(text)
         if listing:
             text = ""
+        ranked = bool(text.strip() or parsed.paths)
+        # Dates written in the query filter only when they are all there is to it;
+        # alongside content they rank (engine.rank's `window`).
+        soft_window = (parsed.since, parsed.until) if ranked and (
+            parsed.since or parsed.until) else None
         filters = engine.Filters(
             kind=req.kind or (implied_kind if not types else None), types=types,
             status=req.status, tool=tool or parsed.tool,
-            since=req.since or parsed.since, until=req.until or parsed.until, file=req.file,
+            since=req.since or (None if soft_window else parsed.since),
+            until=req.until or (None if soft_window else parsed.until), file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
-        ranked = bool(text.strip() or parsed.paths)
         hits: list[Hit] = []
         for vault in self._vaults(req.scope):
             index = self.refresh(vault)
@@ -373,7 +388,7 @@ class Project:
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
         return engine.rank(hits, when, req.limit, ranked=ranked,
-                           priors=engine.intent_priors(req.query or ""))
+                           priors=engine.intent_priors(req.query or ""), window=soft_window)
 
     # -- recall -------------------------------------------------------------------
     def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",

@@ -300,3 +300,13 @@ def test_parse_query_never_raises_and_windows_are_valid(query: str, now: datetim
     assert got.tool is None or got.tool in TOOLS
     for path in got.paths:
         assert path in got.text
+
+
+def test_long_pasted_text_yields_no_date_or_tool_filters() -> None:
+    issue = ("Traceback when saving models. Python 3.9.10 (main, Feb 1 2022, 21:28:27) "
+             "on linux, tried it in cursor last week and again yesterday with the same "
+             "result in django/db/models/base.py line 42")
+    parsed = parse_query(issue, NOW)
+    assert parsed.since is None and parsed.until is None and parsed.tool is None
+    assert parsed.text == " ".join(issue.split())
+    assert "django/db/models/base.py" in parsed.paths

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 BRIEF_CAP = 10_000          # Claude Code's additionalContext cap; the others are not documented
 DEFAULT_BRIEF_BUDGET = 6000
@@ -61,15 +60,20 @@ From a shell: `ocm search "..."`, `ocm recall`, `ocm show ID`.
 """
 
 
-@dataclass
 class InstallContext:
-    root: Path              # the project root (project scope) or the home folder (user)
-    user: bool
-    hook_exe: str           # absolute path of `ocm-hook`
-    ocm_exe: str            # absolute path of `ocm`
-    home: Path
+    """Where and with which executables a host is wired (plain class: cheap to import)."""
+
+    def __init__(self, root: Path, user: bool, hook_exe: str, ocm_exe: str,
+                 home: Path) -> None:
+        self.root = root            # the project root, or the home folder (user scope)
+        self.user = user
+        self.hook_exe = hook_exe    # absolute path of `ocm-hook`
+        self.ocm_exe = ocm_exe      # absolute path of `ocm`
+        self.home = home
 
     def hook_command(self, host: str, event: str) -> str:
+        import shlex
+
         return f"{shlex.quote(self.hook_exe)} {host} {event}"
 
     def server(self, env: dict[str, str] | None = None, with_type: bool = True) -> dict[str, Any]:
@@ -83,6 +87,9 @@ class InstallContext:
 
 
 def _beside_python(name: str) -> str | None:
+    import sys
+    from pathlib import Path
+
     folder = Path(sys.executable).parent
     for candidate in (folder / name, folder / f"{name}.exe", folder / "Scripts" / f"{name}.exe"):
         if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -92,6 +99,10 @@ def _beside_python(name: str) -> str | None:
 
 def executables() -> tuple[str, str]:
     """Absolute paths of the installed `ocm-hook` and `ocm` (the running venv's first)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
     hook = _beside_python(HOOK_EXE) or shutil.which(HOOK_EXE)
     ocm = _beside_python("ocm") or shutil.which("ocm")
     if not hook:

@@ -69,11 +69,16 @@ class BlockStep:
     conflict: Callable[[str], bool] | None = None   # True: the user already has it
 
 
+def _has_marker(text: str) -> bool:
+    return OWN_MARKER in text
+
+
 @dataclass
 class OwnFileStep:
     path: Path
     content: str
     what: str
+    ours: Callable[[str], bool] = _has_marker   # is an existing file of that name ocm's?
 
 
 Step = JsonStep | BlockStep | OwnFileStep
@@ -289,7 +294,7 @@ def _apply_block(step: BlockStep, manifest: dict[str, Any]) -> Outcome:
 
 def _apply_own(step: OwnFileStep, manifest: dict[str, Any]) -> Outcome:
     original = _read(step.path)
-    if original is not None and OWN_MARKER not in original:
+    if original is not None and not step.ours(original):
         return Outcome(step.path, step.what, "skipped", "a file of that name is not ocm's")
     if original == step.content:
         return Outcome(step.path, step.what, "unchanged")
@@ -337,6 +342,24 @@ def _delete_file(path: Path) -> None:
         folder = folder.parent
 
 
+def _strip(step: JsonStep, data: dict[str, Any], prune: bool) -> None:
+    for edit in step.edits:
+        if isinstance(edit, SetKey):
+            parent, leaf = _parent_and_leaf(data, edit.keys, create=False)
+            if parent is not None and leaf in parent and (
+                    parent[leaf] == edit.value or edit.ours(parent[leaf])):
+                del parent[leaf]
+                if prune:
+                    _prune(data, edit.keys[:-1])
+        else:
+            target = _dig(data, edit.keys[:-1], create=False) if len(edit.keys) > 1 else data
+            if isinstance(target, dict) and isinstance(target.get(edit.keys[-1]), list):
+                target[edit.keys[-1]] = [x for x in target[edit.keys[-1]]
+                                         if x != edit.item and not edit.ours(x)]
+                if prune:
+                    _prune(data, edit.keys)
+
+
 def _remove_json(step: JsonStep, record: dict[str, Any]) -> Outcome:
     text = _read(step.path)
     if text is None:
@@ -348,25 +371,23 @@ def _remove_json(step: JsonStep, record: dict[str, Any]) -> Outcome:
     if not isinstance(data, dict):
         return Outcome(step.path, step.what, "skipped", "top level is not an object")
     before = json.dumps(data, sort_keys=True)
-    for edit in step.edits:
-        if isinstance(edit, SetKey):
-            parent, leaf = _parent_and_leaf(data, edit.keys, create=False)
-            if parent is not None and leaf in parent and (
-                    parent[leaf] == edit.value or edit.ours(parent[leaf])):
-                del parent[leaf]
-                _prune(data, edit.keys[:-1])
-        else:
-            target = _dig(data, edit.keys[:-1], create=False) if len(edit.keys) > 1 else data
-            if isinstance(target, dict) and isinstance(target.get(edit.keys[-1]), list):
-                target[edit.keys[-1]] = [x for x in target[edit.keys[-1]]
-                                         if x != edit.item and not edit.ours(x)]
-                _prune(data, edit.keys)
+    kept = json.loads(text)
+    _strip(step, kept, prune=False)   # containers left as they are (they may predate ocm)
+    _strip(step, data, prune=True)    # containers ocm's entries leave empty dropped
     if json.dumps(data, sort_keys=True) == before:
         return Outcome(step.path, step.what, "unchanged", "no ocm entries")
     if record and not record.get("existed") and (not data or data == step.skeleton):
         _delete_file(step.path)
         return Outcome(step.path, step.what, "removed", "file deleted (ocm created it)")
-    return _finish(step, record, data, dump_json(data, text))
+    original = record.get("original")
+    if isinstance(original, str):
+        try:
+            if json.loads(original) in (kept, data):
+                _write(step.path, original)
+                return Outcome(step.path, step.what, "restored")
+        except ValueError:
+            pass
+    return _finish(step, {}, data, dump_json(data, text))
 
 
 def _remove_block(step: BlockStep, record: dict[str, Any]) -> Outcome:
@@ -391,7 +412,7 @@ def _remove_own(step: OwnFileStep) -> Outcome:
     text = _read(step.path)
     if text is None:
         return Outcome(step.path, step.what, "absent")
-    if OWN_MARKER not in text:
+    if not step.ours(text):
         return Outcome(step.path, step.what, "skipped", "not ocm's file")
     _delete_file(step.path)
     return Outcome(step.path, step.what, "removed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -13,11 +14,12 @@ import click
 from ocm import __version__
 from ocm.vault.errors import OcmError
 
-from . import render
+from . import agents_cmds, render
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Vault folder (default: <project root>/.openCodeMemory, or $OCM_VAULT).")
+MAX_BUILD_PROCS = 4
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 
 
@@ -60,9 +62,16 @@ def _parse_date(value: str | None, what: str) -> datetime | None:
     return found
 
 
+def _stdin_text() -> str:
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OcmError(f"stdin is not UTF-8 text (byte {exc.start})") from None
+
+
 def _read_json_input(source: str) -> dict[str, Any]:
     try:
-        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        raw = _stdin_text() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise OcmError(f"cannot read --input {source}: {exc}") from None
     try:
@@ -88,21 +97,8 @@ def cli() -> None:
 # ----------------------------------------------------------------------------- set-up
 
 
-@cli.command()
-@VAULT_OPTION
-@JSON_OPTION
-def init(vault: Path | None, as_json: bool) -> None:
-    """Create the project's vault, ignore it in git, and register it."""
-    project = _project(vault)
-    info = project.init()
-    if as_json:
-        render.emit_json(info)
-        return
-    render.kv_table([
-        ("project", info["project"]), ("vault", info["vault"]),
-        (".gitignore", "updated" if info["gitignore_updated"] else "already ignores the vault"),
-        ("registry", "registered" if info["registered"] else "already registered"),
-    ], title="ocm init")
+# `ocm init [--agents ...]`, `ocm uninstall`, `ocm doctor`, `ocm hook`: see agents_cmds.
+agents_cmds.register(cli)
 
 
 @cli.command()
@@ -131,13 +127,16 @@ def rebuild_index(vault: Path | None, as_json: bool) -> None:
     from rich.progress import Progress
 
     project = _project(vault)
+    # A full rebuild in this single-threaded process may fork sub-writers (one segment each).
+    procs = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCS))
     if as_json:
-        report = project.rebuild_index()
+        report = project.rebuild_index(procs=procs)
     else:
         with Progress(transient=True) as bar:
             task = bar.add_task("indexing notes", total=None)
             report = project.rebuild_index(
-                progress=lambda done, total: bar.update(task, completed=done, total=total))
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                procs=procs)
     data = {"indexed": report.added + report.updated, "broken": report.broken}
     if as_json:
         render.emit_json(data)
@@ -329,7 +328,7 @@ def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, tit
              session_id: str | None) -> None:
     """Store a memory record (use - as TEXT to read it from stdin)."""
     if text == "-":
-        text = sys.stdin.read()
+        text = _stdin_text()
     project = _project(vault)
     result = project.remember(text, memory_type, title=title, files=list(files_),
                               tags=list(tags), key=key, supersede_reason=supersede_reason,

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import shutil
-import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,19 +21,23 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault.atomic import atomic_write_text, locked
+from ocm.vault.atomic import locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import Vault, read_document
 
 from .documents import memory_fields, session_fields
-from .schema import SCHEMA_VERSION, build_schema
+from .schema import SCHEMA_VERSION, build_schema, weighting
 
 MANIFEST = "manifest.json"
 INDEX_LOCK = "index"
 WRITER_TIMEOUT_S = 30.0
 # Above this many changed notes a rebuild from scratch beats incremental updates.
 REBUILD_FRACTION = 0.5
-MAX_SEGMENTS_BEFORE_MERGE = 24
+# Segments of up to this many notes count as small (what incremental commits leave); this
+# many small ones are merged into the next commit's segment (a few hundred notes at most).
+SMALL_SEGMENT_DOCS = 200
+MAX_SMALL_SEGMENTS = 4
+MAX_LARGE_SEGMENTS = 12
 
 Progress = Callable[[int, int], None]
 
@@ -61,6 +65,11 @@ class NoteIndex:
         self.dir = vault.index_dir
         self._ix: windex.Index | None = None
         self._searcher = None
+        self._manifest_str = str(self.dir / MANIFEST)
+        # Processes for a full rebuild; set to >1 only by single-threaded callers (the CLI's
+        # `rebuild-index`): whoosh then forks sub-writers, one segment each.
+        self.build_procs = 1
+        self._manifest_cache: tuple[tuple[int, int, int], dict] | None = None
         self.broken: dict[str, str] = {}
 
     # -- manifest -----------------------------------------------------------------
@@ -68,19 +77,42 @@ class NoteIndex:
         return self.dir / MANIFEST
 
     def _load_manifest(self) -> dict | None:
+        """The manifest, parsed again only when its file changed (a long-lived process, such
+        as the MCP server, then pays one `stat` per check instead of a JSON load)."""
+        path = self._manifest_str
         try:
-            data = json.loads(self._manifest_path().read_text(encoding="utf-8"))
+            st = os.stat(path)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if self._manifest_cache is not None and self._manifest_cache[0] == key:
+                return self._manifest_cache[1]
+            with open(path, "rb") as handle:
+                data = json.loads(handle.read())
         except (FileNotFoundError, ValueError, OSError):
+            self._manifest_cache = None
             return None
         if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+            self._manifest_cache = None
             return None
+        self._manifest_cache = (key, data)
         return data
 
     def _save_manifest(self, notes: dict[str, list[int]], broken: dict[str, list]) -> None:
         generation = self._ix.latest_generation() if self._ix is not None else -1
         payload = {"schema": SCHEMA_VERSION, "generation": generation, "notes": notes,
                    "broken": broken}
-        atomic_write_text(self._manifest_path(), json.dumps(payload, separators=(",", ":")))
+        # Derived data: a temp file and a rename, without fsync. A manifest lost in a crash
+        # is rebuilt from the index's stored signatures (and a torn one does not parse).
+        path = self._manifest_str
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(payload, separators=(",", ":")))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._manifest_cache = None
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """relpath -> (mtime_ns, size) of every note: the freshness check's only disk work."""
@@ -97,8 +129,10 @@ class NoteIndex:
 
     def _create(self) -> windex.Index:
         self.close()
-        if self.dir.exists():
+        if self.dir.is_dir():
             shutil.rmtree(self.dir)
+        elif self.dir.exists():  # a file where the index folder belongs
+            self.dir.unlink()
         self.dir.mkdir(parents=True)
         self._ix = windex.create_in(str(self.dir), build_schema())
         return self._ix
@@ -112,13 +146,12 @@ class NoteIndex:
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
-        scan = self._scan()
         manifest = None if force_rebuild else self._load_manifest()
-        if manifest is not None and not force_rebuild:
+        if manifest is not None:
+            scan = self._scan()
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
-            changed, deleted = _diff(scan, known, broken)
-            if not changed and not deleted and self.dir.exists():
+            if _unchanged(scan, known, broken):
                 self.broken = {k: v[1] for k, v in broken.items()}
                 return report
         self.vault.ensure_layout()
@@ -165,14 +198,12 @@ class NoteIndex:
         self._save_manifest(known, broken)
         self.broken = {k: v[1] for k, v in broken.items()}
         report.broken = dict(self.broken)
-        if report.notice:
-            print(report.notice, file=sys.stderr)
-        return report
+        return report  # the notice is shown once, by whoever called (Project.notices)
 
     def _write(self, ix: windex.Index, scan: dict[str, tuple[int, int]], changed: list[str],
                deleted: list[str], known: dict[str, list[int]], broken: dict[str, list],
                report: SyncReport, progress: Progress | None) -> None:
-        writer = _writer(ix)
+        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1)
         try:
             for rel in deleted:
                 writer.delete_by_term("path", rel)
@@ -201,8 +232,10 @@ class NoteIndex:
                     broken.pop(rel, None)
                 if progress is not None:
                     progress(done, len(changed))
-            segments = len(ix._segments()) if hasattr(ix, "_segments") else 0
-            writer.commit(merge=segments > MAX_SEGMENTS_BEFORE_MERGE)
+            if report.rebuilt:
+                writer.commit(merge=False)
+            else:
+                writer.commit(mergetype=_merge_small)
         except BaseException:
             with contextlib.suppress(Exception):
                 writer.cancel()
@@ -211,12 +244,47 @@ class NoteIndex:
             self._searcher = self._refreshed(ix)
 
     def _refreshed(self, ix: windex.Index):  # -> whoosh.searching.Searcher
-        """A new searcher. Not `Searcher.refresh()`: whoosh3 3.54 reuses segment readers by
-        segment id, so deletions on a kept segment stay visible (and it raises TypeError
-        when a reused reader reports no segments)."""
-        assert self._searcher is not None
-        self._searcher.close()
-        return ix.searcher()
+        """A searcher over the latest generation that keeps the already open reader of every
+        segment that did not change. Not `Searcher.refresh()`: whoosh3 3.54 reuses segment
+        readers by segment id alone, so deletions on a kept segment stay visible (and it
+        raises TypeError when a reused reader reports no segments). A segment's deletions
+        only ever grow, so (segment id, deleted count) identifies what a reader shows."""
+        from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        old = self._searcher
+        reusable: dict[tuple[str, int], object] = {}
+        if old is not None:
+            for reader, _ in old.ixreader.leaf_readers():
+                segment = reader.segment() if hasattr(reader, "segment") else None
+                if segment is not None and not getattr(reader, "is_closed", False):
+                    reusable[(segment.segment_id(), segment.deleted_count())] = reader
+        toc = ix._read_toc()
+        readers, opened = [], []
+        try:
+            for segment in toc.segments:
+                reader = reusable.pop((segment.segment_id(), segment.deleted_count()), None)
+                if reader is None:
+                    reader = SegmentReader(ix.storage, toc.schema, segment,
+                                           generation=toc.generation)
+                    opened.append(reader)
+                readers.append(reader)
+        except BaseException:
+            for reader in opened:  # the old searcher still owns every reused reader
+                with contextlib.suppress(Exception):
+                    reader.close()
+            raise
+        for reader in reusable.values():  # segments merged away or with new deletions
+            with contextlib.suppress(Exception):
+                reader.close()
+        if not readers:
+            top = EmptyReader(toc.schema)
+        else:
+            # A MultiReader even for one segment: it carries this generation, which a
+            # reused SegmentReader would not (and `up_to_date` compares generations).
+            top = MultiReader(readers, generation=toc.generation)
+        # The old searcher is dropped, not closed: that would close the readers kept above.
+        return Searcher(top, fromindex=ix, weighting=weighting())
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
         path = self.vault.root / rel
@@ -252,10 +320,28 @@ class NoteIndex:
             ix = self._open()
         assert ix is not None
         if self._searcher is None:
-            self._searcher = ix.searcher()
+            self._searcher = ix.searcher(weighting=weighting())
         elif not self._searcher.up_to_date():
             self._searcher = self._refreshed(ix)
         return self._searcher
+
+
+def _unchanged(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
+               broken: dict[str, list]) -> bool:
+    """The no-op check: True when every note has the signature the manifest recorded."""
+    if len(scan) != len(known) + len(broken):
+        return False
+    get = known.get
+    for rel, (mtime, size) in scan.items():
+        sig = get(rel)
+        if sig is None:
+            entry = broken.get(rel)
+            if entry is None:
+                return False
+            sig = entry[0]
+        if sig[0] != mtime or sig[1] != size:
+            return False
+    return True
 
 
 def _diff(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
@@ -272,12 +358,37 @@ def _diff(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
     return sorted(changed), sorted(set(deleted))
 
 
-def _writer(ix: windex.Index):
-    # One process: procs>1 forks, which CPython 3.12+ warns about in threaded hosts.
+def _merge_small(writer, segments):  # -> list of the segments kept as they are
+    """Merge policy for incremental commits: fold the small segments that updates leave
+    behind into the one being written, once there are enough of them to slow searches down.
+    Large segments (a build's) are never rewritten here: that would stall a search for
+    seconds (reference §4: 70 s at 10k). Whoosh's default policy is the same idea with a
+    Fibonacci bound; this one also caps the count of large segments."""
+    from whoosh.reading import SegmentReader
+
+    small = [s for s in segments if s.doc_count_all() <= SMALL_SEGMENT_DOCS]
+    large = sorted((s for s in segments if s.doc_count_all() > SMALL_SEGMENT_DOCS),
+                   key=lambda s: s.doc_count_all())
+    merge = small if len(small) >= MAX_SMALL_SEGMENTS else []
+    if len(large) > MAX_LARGE_SEGMENTS:  # once in a long while: the smaller half of them
+        merge += large[: len(large) // 2]
+    for segment in merge:
+        reader = SegmentReader(writer.storage, writer.schema, segment)
+        writer.add_reader(reader)
+        reader.close()
+    return [s for s in segments if s not in merge]
+
+
+def _writer(ix: windex.Index, procs: int = 1):
+    """A writer, waiting for another process's; `procs>1` only for a full rebuild from a
+    single-threaded process (the CLI): it forks, which is unsafe in threaded hosts."""
     deadline = time.monotonic() + WRITER_TIMEOUT_S
+    kwargs: dict = {}
+    if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
+        kwargs = {"procs": procs, "multisegment": True}
     while True:
         try:
-            return ix.writer(timeout=2.0, delay=0.05)
+            return ix.writer(timeout=2.0, delay=0.05, **kwargs)
         except LockError:
             if time.monotonic() > deadline:
                 raise OcmError(f"search index at {ix.storage.folder} stayed locked for "

@@ -20,7 +20,10 @@ from datetime import date, datetime, time, timedelta
 from dateutil.parser import parse as dateutil_parse
 from dateutil.relativedelta import relativedelta
 
-__all__ = ["TOOLS", "ParsedQuery", "canonical_tool", "parse_query"]
+__all__ = ["MAX_FILTER_QUERY_WORDS", "TOOLS", "ParsedQuery", "canonical_tool", "parse_query"]
+
+# Filters are read from search phrases, not from long pasted text.
+MAX_FILTER_QUERY_WORDS = 20
 
 
 @dataclass(frozen=True)
@@ -575,6 +578,11 @@ def parse_query(query: str, now: datetime) -> ParsedQuery:
     """Split ``query`` into search text and filters, resolving dates against ``now``."""
     if now.tzinfo is not None:
         now = now.astimezone().replace(tzinfo=None)
+    if len(query.split()) > MAX_FILTER_QUERY_WORDS:
+        # A pasted paragraph (an issue, a stack trace): its dates and tool names are
+        # content, not filters ("Python 3.9 (main, Feb 1 2022)" must not hide every note).
+        text = " ".join(query.split())
+        return ParsedQuery(text=text, since=None, until=None, tool=None, paths=_find_paths(text))
     hits: list[_Hit] = _tool_hits(query)
     for finder in _HIT_FINDERS:
         hits.extend(finder(query, now))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.scoring import BM25F
 
 from .analysis import code_analyzer
 
@@ -22,6 +23,13 @@ FIELD_BOOSTS: dict[str, float] = {
     "tags": 4.0,
 }
 TEXT_FIELDS = tuple(FIELD_BOOSTS)
+# BM25 term-frequency saturation and length normalisation (Whoosh's defaults: 1.2, 0.75).
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def weighting() -> BM25F:
+    return BM25F(B=BM25_B, K1=BM25_K1)
 
 
 def build_schema() -> Schema:

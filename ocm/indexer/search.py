@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from whoosh import query as Q
@@ -18,12 +18,17 @@ from .index import NoteIndex
 from .schema import FIELD_BOOSTS
 
 HALF_LIFE_DAYS = 30.0
-# Decay never takes more than this share of a score: a strong old match stays findable.
-DECAY_FLOOR = 0.6
+# Decay never takes a score below this share of itself: recency breaks near-ties, a strong
+# old match stays on top (a lower floor measurably buries old answers on real data).
+DECAY_FLOOR = 0.95
 SUPERSEDED_PENALTY = 0.5
 RELATIVE_THRESHOLD = 0.12
 MIN_SCORE = 0.3
 MMR_LAMBDA = 0.8
+# A date named next to real content ("what did Kate cook on 29 Dec") is a preference, not a
+# filter: the event is often written down a day or two later.
+DATE_PRIOR = 1.5
+DATE_SLACK = timedelta(days=2)
 CANDIDATES = 60
 SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
 # Words that describe what is being looked for rather than its content ("my last session").
@@ -188,10 +193,21 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def in_window(hit: Hit, window: tuple[datetime | None, datetime | None],
+              slack: timedelta = timedelta(0)) -> bool:
+    since, until = window
+    if hit.date is None:
+        return False
+    return (since is None or hit.date >= since - slack) and (
+        until is None or hit.date < until + slack)
+
+
 def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
-         priors: dict[str, float] | None = None) -> list[Hit]:
-    """Apply decay, intent priors, the superseded penalty, the threshold and MMR; number
-    the survivors."""
+         priors: dict[str, float] | None = None,
+         window: tuple[datetime | None, datetime | None] | None = None) -> list[Hit]:
+    """Apply decay, intent and date priors, the superseded penalty, the threshold and MMR;
+    number the survivors. `window` is a date range the query named alongside real content:
+    notes inside it (or within DATE_SLACK of it) are favoured, none are excluded."""
     if not ranked:
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
@@ -199,6 +215,11 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     for hit in hits:
         factor = decay(hit, now) * (priors or {}).get(
             "session" if hit.kind == "session" else hit.type, 1.0)
+        if window is not None:
+            if in_window(hit, window):
+                factor *= DATE_PRIOR
+            elif in_window(hit, window, DATE_SLACK):
+                factor *= 1.0 + (DATE_PRIOR - 1.0) / 2
         if hit.status == "superseded":
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:

@@ -250,6 +250,7 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
 
 # ----------------------------------------------------------------------------- the server
 
+
 def build_server(project_dir: Path | None = None) -> MCPServer:
     """The `ocm` server; the project is `project_dir`, or found on the first call."""
     backend = Backend(project_dir)

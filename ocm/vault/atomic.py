@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from filelock import FileLock
@@ -18,7 +18,10 @@ LOCK_TIMEOUT_S = 30.0
 TEMP_PREFIX = ".ocm-tmp-"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes,
+                       unchanged: Callable[[], bool] | None = None) -> bool:
+    """Write `data` over `path`; with `unchanged`, only if it still says True once the temp
+    file is on disk (checked last, so a save during our fsync is not overwritten)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TEMP_PREFIX}{os.getpid()}-{path.name}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -27,16 +30,21 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if unchanged is not None and not unchanged():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+    return True
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str,
+                      unchanged: Callable[[], bool] | None = None) -> bool:
+    return atomic_write_bytes(path, text.encode("utf-8"), unchanged)
 
 
 def _fsync_dir(folder: Path) -> None:

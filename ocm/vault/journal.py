@@ -17,20 +17,20 @@ journal aside (`*.fold`), so no line can land in a file that was already read.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 try:  # POSIX; on Windows appends are still atomic per write, rotation is best-effort
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from .store import Vault
 
 HOOKS_DIR = ".hooks"
@@ -127,13 +127,13 @@ def pending(vault_root: str | os.PathLike[str]) -> bool:
 # --------------------------------------------------------------------------- folding
 
 
-@dataclass
 class FoldReport:
-    records: int = 0
-    sessions: list[str] = field(default_factory=list)
-    memories: list[str] = field(default_factory=list)
-    skipped: int = 0
-    errors: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.records = 0
+        self.sessions: list[str] = []
+        self.memories: list[str] = []
+        self.skipped = 0
+        self.errors: list[str] = []
 
 
 def _rotate(folder: str) -> None:
@@ -198,7 +198,8 @@ def fold(vault: Vault) -> FoldReport:
         for (host, sid), recs in groups.items():
             try:
                 note_id, made = _apply_session(vault, host, sid, recs)
-                report.sessions.append(note_id)
+                if note_id:
+                    report.sessions.append(note_id)
                 report.memories += made
             except Exception as exc:  # noqa: BLE001 - one bad note must not block the rest
                 report.errors.append(f"{host}/{sid}: {type(exc).__name__}: {exc}")
@@ -220,7 +221,7 @@ def _keep_failed(folder: str, recs: list[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- one session
 
 
-def _session_for(vault: Vault, host: str, sid: str) -> Path:
+def _session_for(vault: Vault, host: str, sid: str) -> Path | None:
     from .errors import InvalidInput, NotFound
     from .sessions import validate_tool
 
@@ -231,10 +232,7 @@ def _session_for(vault: Vault, host: str, sid: str) -> Path:
         except (NotFound, InvalidInput):
             pass
         return vault.create_session(validate_tool(tool), agent_session_id=sid).path
-    current = vault.current_session(tool)
-    if current is not None:
-        return current
-    return vault.create_session(validate_tool(tool)).path
+    return vault.current_session(tool)  # no host session id: the open one, if any
 
 
 def _existed_at(root: Path, sha: str | None, rels: list[str]) -> dict[str, bool]:
@@ -271,6 +269,8 @@ def _significant(command: str) -> bool:
 
 
 def _state_path(vault: Vault, note_id: str) -> Path:
+    from pathlib import Path
+
     return Path(hooks_dir(vault.root)) / STATE_DIR / f"{note_id}.json"
 
 
@@ -291,12 +291,18 @@ def _code(text: str) -> str:
 
 def _apply_session(vault: Vault, host: str, sid: str,
                    recs: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    import hashlib
+
     from .atomic import atomic_write_text
     from .errors import Conflict, InvalidInput
     from .redact import redact
     from .sessions import SECTION_ORDER, SessionNote, normalise_file_path
 
     path = _session_for(vault, host, sid)
+    if path is None:
+        log(vault.root, f"fold: {len(recs)} {host} record(s) without a session id and no open "
+                        "session; dropped")
+        return "", []
     header = vault._frontmatter_only(path) or {}
     note_id = str(header.get("id") or path.stem)
     project_root = vault.project_root
@@ -305,9 +311,11 @@ def _apply_session(vault: Vault, host: str, sid: str,
     with contextlib.suppress(ValueError):
         vault_rel = vault.root.resolve().relative_to(project_root.resolve()).as_posix()
 
-    def rel_of(raw: str) -> str | None:
+    def rel_of(raw: str, tree: Any = None) -> str | None:
+        base = tree if isinstance(tree, str) and tree and raw.startswith(
+            tree.rstrip("/\\") + os.sep) else root_text
         try:
-            rel = normalise_file_path(redact(raw), root_text)
+            rel = normalise_file_path(redact(raw), base)
         except InvalidInput:
             return None
         if rel.startswith("/") or rel.startswith(".git/") or (
@@ -320,7 +328,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
     written: list[str] = []
     for rec in recs:
         if rec.get("k") == "file" and isinstance(rec.get("p"), str):
-            rel = rel_of(rec["p"])
+            rel = rel_of(rec["p"], rec.get("w"))
             if rel is None:
                 continue
             change = str(rec.get("c") or "modified")

@@ -8,6 +8,7 @@ happens before any byte is written, so a refused call leaves the vault as it was
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -63,6 +64,49 @@ class WriteResult:
     notice: str | None = None
 
 
+# Above this many notes the freshness `stat`s are shared by two threads (~1.6x on 2 cores).
+PARALLEL_STAT_MIN = 1500
+_DIR_FD_STAT = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _stat_names(jobs: list[tuple[int, str, list[str]]],
+                out: dict[str, tuple[int, int]]) -> None:
+    stat = os.stat
+    for fd, prefix, names in jobs:
+        for name in names:
+            try:
+                st = stat(name, dir_fd=fd)
+            except FileNotFoundError:  # deleted since the listing
+                continue
+            out[prefix + name] = (st.st_mtime_ns, st.st_size)
+
+
+def _signatures_by_path(root: str, cut: int) -> dict[str, tuple[int, int]]:
+    """The portable walk (no `dir_fd`, e.g. Windows)."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif name.endswith(".md"):
+                    st = entry.stat()
+                    out[entry.path[cut:].replace(os.sep, "/")] = (st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                continue
+    return out
+
+
 def read_note_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
@@ -81,6 +125,8 @@ def read_document(path: Path) -> Document:
 
 
 def _clean(text: str) -> str:
+    if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
+        raise InvalidInput("text is not valid Unicode (it holds a lone surrogate)")
     return redact(text)
 
 
@@ -126,31 +172,52 @@ class Vault:
             yield self.root / rel
 
     def note_signatures(self) -> dict[str, tuple[int, int]]:
-        """relpath -> (mtime_ns, size) for every note, with `os.scandir` (no Path objects:
-        this runs before every search)."""
-        out: dict[str, tuple[int, int]] = {}
+        """relpath -> (mtime_ns, size) for every note: the freshness check before every
+        search, so it is lean. One `stat` per note is the floor (an editor's in-place save
+        changes nothing else), so each is made relative to an open folder descriptor (no
+        path walk from `/`), and above `PARALLEL_STAT_MIN` notes two threads share them
+        (`stat` releases the GIL). No Path objects; every thread is joined before return."""
         root = str(self.root)
-        stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
         cut = len(root) + 1
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):  # dot-folders, `.ocm-tmp-*` temp files
-                    continue
+        if not _DIR_FD_STAT:
+            return _signatures_by_path(root, cut)
+        out: dict[str, tuple[int, int]] = {}
+        stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
+        jobs: list[tuple[int, str, list[str]]] = []
+        total = 0
+        try:
+            while stack:
+                folder = stack.pop()
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif name.endswith(".md"):
-                        st = entry.stat()
-                        out[entry.path[cut:].replace(os.sep, "/")] = (st.st_mtime_ns,
-                                                                       st.st_size)
-                except FileNotFoundError:
+                    fd = os.open(folder, _DIR_FLAGS)
+                except (FileNotFoundError, NotADirectoryError):
                     continue
+                jobs.append((fd, folder[cut:].replace(os.sep, "/") + "/", names := []))
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith("."):  # dot-folders, `.ocm-tmp-*` temp files
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(os.path.join(folder, name))
+                        elif name.endswith(".md"):
+                            names.append(name)
+                total += len(names)
+            if total < PARALLEL_STAT_MIN:
+                _stat_names(jobs, out)
+            else:
+                chunks = [(fd, prefix, names[i:i + 256]) for fd, prefix, names in jobs
+                          for i in range(0, len(names), 256)]
+                helper = threading.Thread(target=_stat_names, args=(chunks[1::2], out),
+                                          daemon=True)
+                helper.start()
+                try:
+                    _stat_names(chunks[0::2], out)
+                finally:
+                    helper.join()
+        finally:
+            for fd, _, _ in jobs:
+                os.close(fd)
         return out
 
     def kind_of(self, path: Path) -> str:
@@ -167,10 +234,10 @@ class Vault:
                 new_text = doc.render()
                 if new_text == text:
                     return result, False
-                if file_signature(path) != signature:
-                    continue  # edited under us: re-read and re-apply
-                atomic_write_text(path, new_text)
-                return result, True
+                # edited under us (checked again after our fsync): re-read and re-apply
+                if atomic_write_text(path, new_text,
+                                     unchanged=lambda sig=signature: file_signature(path) == sig):
+                    return result, True
         raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
 
     # -- sessions -----------------------------------------------------------------
@@ -236,8 +303,16 @@ class Vault:
         base = f"{started:%Y-%m-%d_%H-%M}_{tool}" + (f"_{slug}" if slug else "")
         self.ensure_layout()
         with locked(self.locks_dir, "sessions-create"):
+            if agent_session_id:  # another process may have created it since we looked
+                for found, data in self.session_headers():
+                    if str(data.get("agent_session_id")) == agent_session_id:
+                        return WriteResult(str(data.get("id") or found.stem), found,
+                                           str(data.get("status") or "open"), "session",
+                                           changed=False)
             session_id, n = base, 1
-            while (self.sessions_dir / f"{session_id}.md").exists():
+            # A slug renames `<id>.md` to `<id>_<slug>.md`; its id stays taken.
+            while (self.sessions_dir / f"{session_id}.md").exists() or any(
+                    self.sessions_dir.glob(f"{session_id}_*.md")):
                 n += 1
                 session_id = f"{base}-{n}"
             doc = Document.new()
@@ -391,6 +466,7 @@ class Vault:
 
     def active_with_key(self, key: str) -> tuple[Path, MemoryNote] | None:
         needle = f"key: {key}"
+        found: list[tuple[Path, MemoryNote]] = []
         for path in self.note_paths():
             if self.kind_of(path) != "memory":
                 continue
@@ -405,8 +481,15 @@ class Vault:
             except OcmError:
                 continue
             if note.key == key and note.status == "active":
-                return path, note
-        return None
+                found.append((path, note))
+        # A supersede cut short (killed between writing the new record and marking the old
+        # one) left two active records: finish it, so a key never keeps a stale fact active.
+        replaced = {str(n.fm["supersedes"]): n.id for _, n in found if n.fm.get("supersedes")}
+        for path, note in found:
+            if note.id in replaced:
+                self._mark_superseded(path, replaced[note.id], "")
+        live = [(path, note) for path, note in found if note.id not in replaced]
+        return live[0] if live else None
 
     def remember(self, content: str, memory_type: str, *, title: str | None = None,
                  files: list[str] | None = None, tags: list[str] | None = None,

@@ -1,0 +1,94 @@
+"""Claude Code: `.claude/settings.json` hooks, `.mcp.json`, CLAUDE.md (integrations.md §1)."""
+
+from __future__ import annotations
+
+import os
+
+from . import common as c
+from .base import (
+    RULES,
+    SERVER_NAME,
+    InstallContext,
+    hook_group_is_ours,
+    hook_json_output,
+    server_is_ours,
+)
+
+TYPE_CHECKING = False  # `typing` costs a hook ~3 ms
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from .installer import Step
+
+HOST = "claude-code"
+CAP = 10_000
+EVENTS = {
+    "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
+    "post-tool-use-failure": c.TOOL_FAILED, "pre-compact": c.COMPACT, "stop": c.STOP,
+    "session-end": c.END,
+}
+# (host event, our kebab name, matcher, timeout in seconds)
+HOOKS = [
+    ("SessionStart", "session-start", None, 15),
+    ("UserPromptSubmit", "user-prompt-submit", None, 10),
+    ("PostToolUse", "post-tool-use", "Write|Edit|NotebookEdit|Read|Bash", 10),
+    ("PostToolUseFailure", "post-tool-use-failure", "Bash", 10),
+    ("PreCompact", "pre-compact", None, 30),
+    ("Stop", "stop", None, 30),
+    # SessionEnd hooks share a 1.5 s budget unless a per-hook timeout raises it.
+    ("SessionEnd", "session-end", None, 15),
+]
+_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
+
+
+def output(kind: str, context: str | None) -> str:
+    """JSON for SessionStart/UserPromptSubmit context, nothing otherwise (never on Stop:
+    context there would keep the conversation going)."""
+    if context and kind in _OUTPUT_EVENT:
+        return hook_json_output(_OUTPUT_EVENT[kind], context)
+    return ""
+
+
+def hook_entries(ctx: InstallContext, host: str = HOST) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for event, name, matcher, timeout in HOOKS:
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": ctx.hook_command(host, name),
+                           "timeout": timeout}]
+        out.append((event, group))
+    return out
+
+
+def config_dir(ctx: InstallContext) -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env) if env else ctx.home / ".claude"
+
+
+def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
+    from .installer import AppendItem, BlockStep, JsonStep, SetKey
+
+
+    settings = (config_dir(ctx) if ctx.user else ctx.root / ".claude") / "settings.json"
+    steps: list[Step] = [
+        JsonStep(settings, [AppendItem(("hooks", event), group, hook_group_is_ours)
+                            for event, group in hook_entries(ctx)], "hooks"),
+        BlockStep((config_dir(ctx) if ctx.user else ctx.root) / "CLAUDE.md", RULES, "rules"),
+    ]
+    todo = []
+    if ctx.user:
+        todo.append(f"register the MCP server: claude mcp add --scope user {SERVER_NAME} -- "
+                    f"{ctx.ocm_exe} mcp")
+    else:
+        steps.insert(0, JsonStep(ctx.root / ".mcp.json", [
+            SetKey(("mcpServers", SERVER_NAME), ctx.server(), server_is_ours)], "MCP server"))
+        todo.append("approve the project MCP server 'ocm' when Claude Code asks")
+    todo.append("accept the workspace trust dialog (hooks wait for it); start `claude` "
+                "at the repository root")
+    return steps, todo
+
+
+def detected(home: Path) -> bool:
+    import shutil
+
+    return bool(shutil.which("claude")) or (home / ".claude").is_dir()

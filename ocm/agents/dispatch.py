@@ -1,0 +1,336 @@
+"""`ocm hook <host> <event>`: one payload in, the host's output (JSON or nothing) out.
+
+Frequent events (prompt submitted, file edited or read, shell command finished) only append
+one line to the vault's journal (`ocm.vault.journal.append`: stdlib, a few milliseconds).
+Session boundaries (start, compaction, stop, end) import the facade, fold the journal into
+the session note and do their work; session start injects the recall brief. Nothing here
+imports Whoosh or MCP, and `run` never raises: every problem is logged under the vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import time
+from types import ModuleType
+
+from ocm.vault import journal
+
+from . import common as c
+
+TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
+if TYPE_CHECKING:
+    from typing import Any
+
+MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
+           "gemini": "gemini", "vscode": "vscode"}
+MAX_PAYLOAD_BYTES = 8_000_000
+DEDUPE_WINDOW_S = 30.0
+_SEEN = "seen"
+
+
+def host_module(host: str) -> ModuleType:
+    return importlib.import_module(f"ocm.agents.{MODULES[host]}")
+
+
+def _parse_argv(argv: list[str]) -> tuple[str | None, str | None, dict[str, str], str]:
+    host = event = None
+    opts: dict[str, str] = {}
+    problem = ""
+    words: list[str] = []
+    it = iter(argv)
+    for word in it:
+        if word.startswith("--") and "=" in word:
+            key, _, value = word[2:].partition("=")
+            opts[key] = value
+        elif word.startswith("--"):
+            opts[word[2:]] = next(it, "")
+        else:
+            words.append(word)
+    if words:
+        host = c.canonical_host(words[0])
+        if host is None:
+            event = words[0]  # `ocm-hook session-start`: the host comes from the payload
+            problem = "" if len(words) == 1 else f"unknown host {words[0]!r}"
+        elif len(words) > 1:
+            event = words[1]
+    return host, event, opts, problem
+
+
+def _decode(raw: bytes) -> tuple[dict[str, Any], str]:
+    if not raw.strip():
+        return {}, "empty payload"
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        return {}, f"payload of {len(raw):,} bytes is over {MAX_PAYLOAD_BYTES:,}; ignored"
+    try:
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError as exc:
+        return {}, f"payload is not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
+    if not isinstance(data, dict):
+        return {}, f"payload is a JSON {type(data).__name__}, not an object"
+    return data, ""
+
+
+def _merge_outputs(parts: list[str]) -> str:
+    """One host's config ran another's command (Cursor running Claude Code's hooks): answer
+    in both dialects, which each host reads and the other ignores."""
+    parts = [p for p in parts if p]
+    if len(parts) < 2:
+        return parts[0] if parts else ""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        try:
+            value = json.loads(part)
+        except ValueError:
+            return parts[0]
+        if isinstance(value, dict):
+            merged.update(value)
+    return json.dumps(merged, ensure_ascii=False)
+
+
+def _first_time(vault_dir: str, key: str) -> bool:
+    """True for the first arrival of (host, session, event) within the dedupe window."""
+    import hashlib
+
+    folder = os.path.join(journal.hooks_dir(vault_dir), _SEEN)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha1(key.encode()).hexdigest()[:24])
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if journal.fcntl is not None:
+            journal.fcntl.flock(fd, journal.fcntl.LOCK_EX)
+        try:
+            last = float(os.read(fd, 64).decode() or 0)
+        except ValueError:
+            last = 0.0
+        now = time.time()
+        if now - last < DEDUPE_WINDOW_S:
+            return False
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, repr(now).encode())
+        return True
+    finally:
+        os.close(fd)
+
+
+def _prune_seen(vault_dir: str, older_than_s: float = 86_400.0) -> None:
+    folder = os.path.join(journal.hooks_dir(vault_dir), _SEEN)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    cutoff = time.time() - older_than_s
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.stat(path).st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- light events
+
+
+def _journal_event(ev: c.HookEvent, vault_dir: str) -> int:
+    base = {"t": round(time.time(), 3), "h": ev.host, "s": ev.session_id}
+    records: list[dict[str, Any]] = []
+    for change in ev.files:
+        record = {**base, "k": "file", "p": change.path, "c": change.change}
+        if ev.work_tree:
+            record["w"] = ev.work_tree
+        records.append(record)
+    if ev.reads:
+        records.append({**base, "k": "read", "n": ev.reads})
+    if ev.prompt or ev.command:
+        from ocm.vault.redact import redact
+
+        if ev.prompt:
+            text = " ".join(redact(ev.prompt).split())[:c.MAX_PROMPT_CHARS]
+            if text:
+                records.append({**base, "k": "prompt", "x": text})
+        if ev.command and ev.ok is not None:
+            records.append({**base, "k": "cmd", "x": redact(ev.command), "ok": ev.ok,
+                            "e": redact(ev.error)})
+    for record in records:
+        if not journal.append(vault_dir, record):
+            journal.log(vault_dir, f"{ev.host} {ev.event}: could not journal {record['k']}")
+    return len(records)
+
+
+def _int_option(opts: dict[str, str], env: dict[str, str], opt: str, var: str,
+                default: int) -> int:
+    for value in (opts.get(opt), env.get(var)):
+        if value:
+            try:
+                return int(value)
+            except ValueError:
+                pass
+    return default
+
+
+# --------------------------------------------------------------------------- heavy events
+
+
+def _project(root: str, vault_dir: str) -> Any:
+    from pathlib import Path
+
+    from ocm.project import Project
+
+    return Project(Path(vault_dir), Path(root))
+
+
+def _fold(project: Any, vault_dir: str) -> None:
+    try:
+        report = journal.fold(project.vault)
+        for error in report.errors:
+            journal.log(vault_dir, f"fold: {error}")
+    except Exception as exc:  # noqa: BLE001 - the session work still goes on
+        journal.log(vault_dir, f"fold failed: {type(exc).__name__}: {exc}")
+
+
+def _session(project: Any, ev: c.HookEvent, create: bool = True) -> str | None:
+    from ocm.vault.errors import InvalidInput, NotFound
+
+    tool = ev.host
+    if ev.session_id:
+        try:
+            if create:
+                return project.start_session(tool, agent_session_id=ev.session_id).id
+            return project.resolve_session(ev.session_id, create=False)
+        except (NotFound, InvalidInput):
+            return None
+    current = project.vault.current_session(tool)  # STOP without an id: the open session
+    return str(current.stem) if current is not None else None
+
+
+def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
+           env: dict[str, str], cap: int) -> str | None:
+    """Runs a session-boundary event; returns context to inject, if any."""
+    from ocm.vault.sessions import CheckpointInput
+
+    project = _project(root, vault_dir)
+    _fold(project, vault_dir)
+    if ev.kind == c.START:
+        note_id = _session(project, ev)
+        if not note_id:
+            return None
+        compacted = ev.source == "compact"
+        if compacted:
+            project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
+        from .base import DEFAULT_BRIEF_BUDGET
+        from .brief import session_brief
+
+        budget = _int_option(opts, env, "budget", "OCM_BRIEF_BUDGET", DEFAULT_BRIEF_BUDGET)
+        return session_brief(project, note_id, budget, cap, compacted=compacted)
+    if ev.kind == c.COMPACT:
+        note_id = _session(project, ev)
+        if note_id:
+            project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
+        return None
+    if ev.kind == c.END:
+        note_id = _session(project, ev, create=False)
+        if note_id:
+            from ocm.vault.errors import Conflict
+
+            with contextlib.suppress(Conflict):
+                project.vault.close_session(note_id, "closed")
+        _prune_seen(vault_dir)
+        if note_id:  # failures still pending when the session ends will not be fixed in it
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR,
+                                       f"{note_id}.json"))
+        return None
+    return None  # STOP: the fold above was the work
+
+
+def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
+                    env: dict[str, str], cap: int) -> str | None:
+    limit = _int_option(opts, env, "prompt-recall", "OCM_PROMPT_RECALL", 0)
+    if limit <= 0 or not ev.prompt:
+        return None
+    from .brief import prompt_memories
+
+    budget = min(cap, _int_option(opts, env, "prompt-budget", "OCM_PROMPT_RECALL_BUDGET", 1500))
+    try:
+        threshold = float(env.get("OCM_PROMPT_RECALL_MIN") or 0.5)
+    except ValueError:
+        threshold = 0.5
+    return prompt_memories(_project(root, vault_dir), ev.prompt, limit, budget,
+                           threshold) or None
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
+    """Handle one hook call; returns what to print (possibly ""). Never raises."""
+    env = dict(os.environ if env is None else env)
+    vault_dir: str | None = None
+    host_arg = table_host = host = None
+    kind = c.IGNORE
+    try:
+        host_arg, event_arg, opts, argv_problem = _parse_argv(argv)
+        data, problem = _decode(raw)
+        problem = argv_problem or problem
+        event = c.kebab(event_arg or str(c.get(data, "hook_event_name") or ""))
+        host = c.detect_host(host_arg, data, env)
+        table_host = host_arg or host
+        kind = host_module(table_host).EVENTS.get(event, c.IGNORE)
+        if kind == c.IGNORE:
+            for name in MODULES:  # an event name from another host's table
+                kind = host_module(name).EVENTS.get(event, c.IGNORE)
+                if kind != c.IGNORE:
+                    break
+        ev = c.parse(host, table_host, event, kind, data)
+        located = c.locate_vault(ev, env)
+        if located is None:
+            _log_without_vault(env, f"{table_host} {event}: no ocm vault for "
+                                    f"{ev.cwd or (ev.roots or [''])[0] or os.getcwd()}")
+            return _output(host, table_host, kind, None)
+        root, vault_dir = located
+        if problem or kind == c.IGNORE:
+            journal.log(vault_dir, f"{table_host} {event or '?'}: "
+                                   f"{problem or 'event not handled'}; no-op")
+            return _output(host, table_host, kind, None)
+        cap = getattr(host_module(host), "CAP", 10_000)
+        if ev.kind in c.FREQUENT:
+            _journal_event(ev, vault_dir)
+            context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (
+                ev.kind == c.PROMPT) else None
+            return _output(host, table_host, kind, context)
+        if not ev.session_id and kind in (c.START, c.COMPACT, c.END):
+            journal.log(vault_dir, f"{table_host} {event}: no session id in the payload; no-op")
+            return _output(host, table_host, kind, None)
+        if kind == c.STOP and not journal.pending(vault_dir):
+            return _output(host, table_host, kind, None)  # nothing to fold: no imports at all
+        if not _first_time(vault_dir, ev.dedupe_key()):
+            journal.log(vault_dir, f"{host} {event} {ev.session_id}: duplicate within "
+                                   f"{DEDUPE_WINDOW_S:.0f}s; no-op")
+            return _output(host, table_host, kind, None)
+        context = _heavy(ev, root, vault_dir, opts, env, cap)
+        return _output(host, table_host, kind, context)
+    except Exception as exc:  # noqa: BLE001 - a hook must never break its host
+        journal.log(vault_dir, f"{host_arg} {argv}: {type(exc).__name__}: {exc}")
+        try:
+            return _output(host or "claude-code", table_host or host or "claude-code", kind,
+                           None)
+        except Exception:  # noqa: BLE001
+            return ""
+
+
+def _output(host: str, table_host: str, kind: str, context: str | None) -> str:
+    parts = [host_module(host).output(kind, context)]
+    if table_host != host:
+        parts.append(host_module(table_host).output(kind, context))
+    return _merge_outputs(parts)
+
+
+def _log_without_vault(env: dict[str, str], message: str) -> None:
+    """No project vault: log in the user's vault if it exists; create nothing."""
+    user = c.user_vault_dir(env)
+    if os.path.isdir(user):
+        journal.log(user, message)

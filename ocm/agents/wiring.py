@@ -1,0 +1,191 @@
+"""`ocm init --agents`, `ocm uninstall`, `ocm doctor`: wiring hosts in and out, checking it.
+
+Thin over `installer` (how a file is edited) and the host modules (what goes where).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import installer
+from .base import InstallContext, executables
+from .common import HOSTS, canonical_host
+from .dispatch import host_module
+
+MANIFEST_NAME = ".install-manifest.json"  # dot file: invisible to Obsidian
+
+
+@dataclass
+class HostReport:
+    host: str
+    outcomes: list[installer.Outcome] = field(default_factory=list)
+    todo: list[str] = field(default_factory=list)
+
+
+def parse_agents(value: str | None) -> list[str] | None:
+    """`claude-code,cursor` / `all` / `none` -> hosts; None means "detect"."""
+    if value is None:
+        return None
+    words = [w.strip() for w in value.replace(" ", ",").split(",") if w.strip()]
+    if not words or words == ["none"]:
+        return []
+    if "all" in words:
+        return list(HOSTS)
+    hosts = []
+    for word in words:
+        host = canonical_host(word)
+        if host is None:
+            raise ValueError(f"unknown agent {word!r}: expected {', '.join(HOSTS)}, all or none")
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def detect(home: Path) -> list[str]:
+    return [h for h in HOSTS if host_module(h).detected(home)]
+
+
+def context(root: Path, user: bool, home: Path | None = None) -> InstallContext:
+    hook, ocm = executables()
+    home = home or Path(os.path.expanduser("~"))
+    return InstallContext(root=home if user else root, user=user, hook_exe=hook, ocm_exe=ocm,
+                          home=home)
+
+
+def manifest_path(vault_dir: Path, user_home: Path, user: bool) -> Path:
+    return (user_home if user else vault_dir) / MANIFEST_NAME
+
+
+def wire(hosts: list[str], ctx: InstallContext, manifest_file: Path) -> list[HostReport]:
+    manifest = installer.load_manifest(manifest_file)
+    reports = []
+    for host in hosts:
+        steps, todo = host_module(host).plan(ctx)
+        report = HostReport(host, todo=todo)
+        for step in steps:
+            report.outcomes.append(installer.apply(step, manifest))
+        manifest.setdefault("hosts", [])
+        if host not in manifest["hosts"]:
+            manifest["hosts"].append(host)
+        reports.append(report)
+    installer.save_manifest(manifest_file, manifest)
+    return reports
+
+
+def unwire(hosts: list[str], ctx: InstallContext, manifest_file: Path) -> list[HostReport]:
+    manifest = installer.load_manifest(manifest_file)
+    reports = []
+    done: set[str] = set()
+    # A rule file shared with a host that stays wired (AGENTS.md: Codex and VS Code) stays.
+    staying = [h for h in manifest.get("hosts", []) if h not in hosts and h in HOSTS]
+    for other in staying:
+        done |= {f"{step.path}|{type(step).__name__}"
+                 for step in host_module(other).plan(ctx)[0]}
+    for host in hosts:
+        steps, _ = host_module(host).plan(ctx)
+        report = HostReport(host)
+        for step in steps:
+            key = f"{step.path}|{type(step).__name__}"
+            if key in done:  # AGENTS.md is shared by Codex and VS Code
+                continue
+            done.add(key)
+            report.outcomes.append(installer.remove(step, manifest))
+        reports.append(report)
+        if host in manifest.get("hosts", []):
+            manifest["hosts"].remove(host)
+    if not manifest.get("hosts"):
+        manifest["files"] = {}
+    installer.save_manifest(manifest_file, manifest)
+    return reports
+
+
+@dataclass
+class Check:
+    what: str
+    status: str    # ok | warn | fail | info
+    detail: str = ""
+    fix: str = ""
+
+
+def _command_exe(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[Check]:
+    from ocm.vault import journal
+
+    checks: list[Check] = []
+    vault = project.vault
+    if not vault.root.is_dir():
+        checks.append(Check("vault", "fail", f"{vault.root} does not exist",
+                            "run `ocm init` in the project root"))
+        return checks
+    checks.append(Check("vault", "ok", str(vault.root)))
+    if journal.pending(vault.root):
+        checks.append(Check("hook journal", "info", "hook records wait to be folded",
+                            "any `ocm search` folds them"))
+    failed = Path(journal.hooks_dir(vault.root)) / journal.FAILED
+    if failed.is_file() and failed.stat().st_size:
+        checks.append(Check("hook journal", "warn", f"records that could not be applied: "
+                            f"{failed}", "see .hooks/hook.log; fix the note, then delete it"))
+    log = Path(journal.hooks_dir(vault.root)) / journal.LOG
+    if log.is_file():
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        bad = [ln for ln in lines[-200:] if "Error" in ln or "failed" in ln]
+        if bad:
+            checks.append(Check("hook log", "warn", bad[-1][:200], f"full log: {log}"))
+    try:
+        status = project.status()
+        broken = status.get("broken_notes") or {}
+        checks.append(Check("index", "ok" if not broken else "warn",
+                            f"{status['sessions']} sessions, {status['memories']} memories",
+                            ""))
+        for rel, problem in broken.items():
+            checks.append(Check(f"note {rel}", "fail", problem,
+                                "fix the frontmatter by hand (YAML between --- lines)"))
+    except Exception as exc:  # noqa: BLE001 - doctor reports, it does not crash
+        checks.append(Check("index", "fail", f"{type(exc).__name__}: {exc}",
+                            "run `ocm rebuild-index`"))
+    hook_ok = os.access(ctx.hook_exe.split(" ")[0], os.X_OK)
+    checks.append(Check("ocm-hook", "ok" if hook_ok else "fail", ctx.hook_exe,
+                        "" if hook_ok else "reinstall ocm (pip install opencodememory)"))
+    for host in HOSTS:
+        for scope, c in (("project", ctx), ("user", user_ctx)):
+            steps, todo = host_module(host).plan(c)
+            states = [(step, *installer.check(step)) for step in steps]
+            wired = [s for s in states if s[1]]
+            if not wired:
+                if scope == "project":
+                    checks.append(Check(f"{host}", "info", "not wired in this project",
+                                        f"ocm init --agents {host}"))
+                continue
+            missing = [f"{s[0].what} ({s[0].path.name}: {s[2]})" for s in states if not s[1]]
+            stale = _stale_commands(steps)
+            status_word = "warn" if missing or stale else "ok"
+            detail = "; ".join(missing + stale) or ", ".join(s[0].what for s in wired)
+            checks.append(Check(f"{host} ({scope})", status_word, detail,
+                                f"ocm init --agents {host}{' --user' if scope == 'user' else ''}"
+                                if status_word != "ok" else "; ".join(todo)))
+    return checks
+
+
+def _stale_commands(steps: list[installer.Step]) -> list[str]:
+    out = []
+    for step in steps:
+        text = installer._read(step.path) or ""
+        for word in ("ocm-hook",):
+            for line in text.splitlines():
+                if word in line and '"command"' in line:
+                    value = line.split('"command"', 1)[1].split('"', 2)
+                    exe = _command_exe(value[1]) if len(value) > 2 else None
+                    if exe and os.path.isabs(exe) and not os.access(exe, os.X_OK):
+                        out.append(f"{step.path.name} runs a missing {exe}")
+    return list(dict.fromkeys(out))

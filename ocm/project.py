@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ocm.indexer.hits import Filters
 from ocm.vault import paths as vault_paths
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
@@ -41,19 +42,13 @@ MAX_LIMIT = 100
 
 
 @dataclass
-class SearchRequest:
+class SearchRequest(Filters):
+    """A search as a front end asks for it: free text (which may itself name filters such as
+    'last week' or 'in cursor'), explicit filters, scope and limit."""
+
     query: str = ""
     limit: int = 10
-    kind: str | None = None
-    types: tuple[str, ...] = ()
-    status: str | None = None
-    tool: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    file: str | None = None
-    tag: str | None = None
     scope: str = "project"
-    include_resolved: bool = False
     explain: bool = False
     now: datetime | None = None
 
@@ -68,25 +63,6 @@ class Brief:
 
 def _project_name(root: Path) -> str:
     return root.name or "project"
-
-
-def _check_checkpoint(inp: CheckpointInput) -> None:
-    """Refuse bad checkpoint input before a new session note is created for it."""
-    from ocm.vault.ids import validate_slug
-    from ocm.vault.markdown import Document
-    from ocm.vault.sessions import MAX_ITEM_CHARS
-
-    for text in inp.text_fields():
-        if "\x00" in text:
-            raise InvalidInput("checkpoint text contains a NUL byte")
-        if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
-            raise InvalidInput("checkpoint text is not valid Unicode (a lone surrogate)")
-        if len(text) > MAX_ITEM_CHARS:
-            raise InvalidInput(f"a checkpoint item is {len(text):,} characters (max "
-                               f"{MAX_ITEM_CHARS:,}); write bullets, not file contents")
-    if inp.slug:
-        validate_slug(inp.slug)
-    SessionNote(Document.new()).apply(inp)  # a dry run: bad trigger, status, shapes
 
 
 class Project:
@@ -252,7 +228,7 @@ class Project:
         if inp.status is not None and inp.status not in SESSION_STATUSES:
             raise InvalidInput(f"unknown session status {inp.status!r}: expected one of "
                                f"{', '.join(SESSION_STATUSES)}")
-        _check_checkpoint(inp)  # before resolve_session may create a note for it
+        inp.validate()  # before resolve_session may create a note for it
         sid = self.resolve_session(session_id, tool, slug=inp.slug)
         if inp.status in ("closed", "frozen"):
             self.vault.checkpoint(sid, CheckpointInput(**{**inp.__dict__, "status": None}))
@@ -363,7 +339,7 @@ class Project:
         # alongside content they rank (engine.rank's `window`).
         soft_window = (parsed.since, parsed.until) if ranked and (
             parsed.since or parsed.until) else None
-        filters = engine.Filters(
+        filters = Filters(
             kind=req.kind or (implied_kind if not types else None), types=types,
             status=req.status, tool=tool or parsed.tool,
             since=req.since or (None if soft_window else parsed.since),

@@ -1,6 +1,7 @@
-"""The search result record, kept free of Whoosh so the hook path can build briefs.
+"""Search filters and the result record, kept free of Whoosh (the facade and the hook path
+import them without paying for the index).
 
-`ocm.indexer.search` re-exports `Hit`; import it from either place.
+`ocm.indexer.search` re-exports both; import them from either place.
 """
 
 from __future__ import annotations
@@ -9,6 +10,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+
+@dataclass
+class Filters:
+    """What a search is restricted to (all optional)."""
+
+    kind: str | None = None
+    types: tuple[str, ...] = ()
+    status: str | None = None
+    tool: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    file: str | None = None
+    tag: str | None = None
+    include_resolved: bool = False
 
 
 @dataclass

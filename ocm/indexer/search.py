@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,7 +12,7 @@ from whoosh import query as Q
 from ocm.vault.memories import EVERGREEN_TYPES, HIDDEN_STATUSES
 
 from .analysis import tokens
-from .hits import Hit
+from .hits import Filters, Hit
 from .index import NoteIndex
 from .schema import FIELD_BOOSTS
 
@@ -76,18 +75,6 @@ def meta_only(text: str) -> tuple[bool, str | None]:
     # "my last session", "what did I do": a listing of sessions (work), not of memories.
     return True, "session" if (_SESSION_WORDS | _ACTIVITY_WORDS) & set(words) else None
 
-
-@dataclass
-class Filters:
-    kind: str | None = None
-    types: tuple[str, ...] = ()
-    status: str | None = None
-    tool: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    file: str | None = None
-    tag: str | None = None
-    include_resolved: bool = False
 
 
 def _filter_query(filters: Filters) -> tuple[Q.Query | None, Q.Query | None]:

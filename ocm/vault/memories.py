@@ -8,6 +8,7 @@ from typing import Any
 from .clock import parse_timestamp
 from .errors import InvalidInput
 from .markdown import Block, Document
+from .note import NoteView
 
 MEMORY_TYPES: tuple[str, ...] = (
     "gotcha", "decision", "bug_fix", "discovery", "trade_off", "procedure", "principle",
@@ -102,38 +103,26 @@ def capped_importance(importance: int, origin: str | None) -> int:
     return min(importance, cap) if cap else importance
 
 
-class MemoryNote:
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
-
-    @property
-    def fm(self) -> dict[str, Any]:
-        return self.doc.frontmatter.data
-
-    @property
-    def id(self) -> str:
-        return str(self.fm.get("id") or "")
-
+class MemoryNote(NoteView):
     @property
     def type(self) -> str:
-        return str(self.fm.get("type") or "context")
+        return self.prop("type", "context")
 
     @property
     def status(self) -> str:
-        return str(self.fm.get("status") or "active")
+        return self.prop("status", "active")
 
     @property
     def title(self) -> str:
-        return str(self.fm.get("title") or "")
+        return self.prop("title")
 
     @property
     def scope(self) -> str:
-        return str(self.fm.get("scope") or "project")
+        return self.prop("scope", "project")
 
     @property
     def key(self) -> str | None:
-        value = self.fm.get("key")
-        return str(value) if value not in (None, "") else None
+        return self.prop("key") or None
 
     @property
     def importance(self) -> int:

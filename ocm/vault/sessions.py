@@ -11,6 +11,7 @@ from typing import Any
 from .clock import parse_timestamp
 from .errors import Conflict, InvalidInput
 from .markdown import Block, Document
+from .note import NoteView
 
 SESSION_STATUSES = ("open", "frozen", "closed")
 _TRANSITIONS = {
@@ -134,6 +135,23 @@ class CheckpointInput:
                          "trigger", "tags")
         )
 
+    def validate(self) -> None:
+        """Refuse bad input before anything is written (or a session created for it)."""
+        from .ids import validate_slug
+
+        for text in self.text_fields():
+            if "\x00" in text:
+                raise InvalidInput("checkpoint text contains a NUL byte")
+            if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
+                raise InvalidInput("checkpoint text is not valid Unicode (a lone surrogate)")
+            if len(text) > MAX_ITEM_CHARS:
+                raise InvalidInput(
+                    f"a checkpoint item is {len(text):,} characters (max {MAX_ITEM_CHARS:,}); "
+                    "write bullets, not file contents")
+        if self.slug:
+            validate_slug(self.slug)
+        SessionNote(Document.new()).apply(self)  # a dry run: bad trigger or status
+
     def text_fields(self) -> list[str]:
         """Every free-text value, for size checks."""
         out = [v for v in (self.slug, self.goal, self.diff_summary) if v]
@@ -179,27 +197,16 @@ def _reference(item: Any) -> Reference:
 # --------------------------------------------------------------------------- the note
 
 
-class SessionNote:
+class SessionNote(NoteView):
     """A session note document with typed accessors over its frontmatter and sections."""
-
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
-
-    @property
-    def fm(self) -> dict[str, Any]:
-        return self.doc.frontmatter.data
-
-    @property
-    def id(self) -> str:
-        return str(self.fm.get("id") or "")
 
     @property
     def status(self) -> str:
-        return str(self.fm.get("status") or "open")
+        return self.prop("status", "open")
 
     @property
     def tool(self) -> str:
-        return str(self.fm.get("tool") or "")
+        return self.prop("tool")
 
     @property
     def started_at(self) -> datetime | None:

@@ -39,7 +39,6 @@ from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
 from .sessions import (
-    MAX_ITEM_CHARS,
     CheckpointInput,
     SessionNote,
     normalise_file_path,
@@ -331,14 +330,7 @@ class Vault:
         return WriteResult(session_id, path, "open", "session")
 
     def checkpoint(self, session_id: str, inp: CheckpointInput) -> WriteResult:
-        for text in inp.text_fields():
-            if "\x00" in text:
-                raise InvalidInput("checkpoint text contains a NUL byte")
-            if len(text) > MAX_ITEM_CHARS:
-                raise InvalidInput(
-                    f"a checkpoint item is {len(text):,} characters (max {MAX_ITEM_CHARS:,}); "
-                    "write bullets, not file contents"
-                )
+        inp.validate()
         inp = _redact_checkpoint(inp)
         slug = validate_slug(inp.slug) if inp.slug else None
         path = self.find_session(session_id)

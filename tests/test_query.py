@@ -310,3 +310,19 @@ def test_long_pasted_text_yields_no_date_or_tool_filters() -> None:
     assert parsed.since is None and parsed.until is None and parsed.tool is None
     assert parsed.text == " ".join(issue.split())
     assert "django/db/models/base.py" in parsed.paths
+
+
+@pytest.mark.parametrize("query, day", [
+    ("plans on 10.01.2024 with friends", datetime(2024, 1, 10)),
+    ("what happened 31.12.2023", datetime(2023, 12, 31)),
+])
+def test_dotted_dates_are_day_first(query: str, day: datetime) -> None:
+    parsed = parse_query(query, NOW)
+    assert (parsed.since, parsed.until) == (day, day + timedelta(days=1))
+    assert "." not in parsed.text
+
+
+@pytest.mark.parametrize("query", ["upgrade python 3.12 wheels", "version 1.2.2024.5",
+                                   "31.13.2024 is no date"])
+def test_dotted_non_dates_stay_text(query: str) -> None:
+    assert parse_query(query, NOW).since is None

@@ -130,6 +130,8 @@ _NUM = r"[0-9]{1,4}|(?:a\s+)?couple\s+of|(?:a\s+)?few|" + "|".join(
 # Alternatives of a single date expression, each resolving to a [start, end) range.
 _DATE_FORMS: dict[str, str] = {
     "iso": rf"{_YEAR}-(?:1[0-2]|0?[1-9])-(?:3[01]|[12][0-9]|0?[1-9])(?![0-9])",
+    # Dotted dates are day-first wherever they are written (10.01.2024 = 10 January).
+    "dotted": rf"(?:3[01]|[12][0-9]|0?[1-9])\.(?:1[0-2]|0?[1-9])\.{_YEAR}(?![0-9.])",
     "ym": rf"{_YEAR}-(?:1[0-2]|0[1-9])(?![0-9\-])",
     "md": rf"(?:{_MONTH_ANY})\.?\s+{_DAY}(?:(?:,\s*|\s+){_YEAR})?",
     "dm": rf"{_DAY}\s+(?:of\s+)?(?:{_MONTH_ANY})\.?(?:(?:,\s*|\s+){_YEAR})?",
@@ -142,10 +144,10 @@ _DATE_FORMS: dict[str, str] = {
 }
 # Forms that are explicit enough to stand without a preposition. A bare year
 # or month name is not: "429", "2025 budget" and "march forward" are ordinary text.
-_BARE_FORMS = ("iso", "md", "dm", "my", "rel", "ago", "wd")
+_BARE_FORMS = ("iso", "dotted", "md", "dm", "my", "rel", "ago", "wd")
 # Which forms each preposition may introduce ("on march" and "in yesterday" are
 # not things people write, and accepting them only widens the false-positive net).
-_DAY_FORMS = frozenset({"iso", "md", "dm", "rel", "ago", "wd"})
+_DAY_FORMS = frozenset({"iso", "dotted", "md", "dm", "rel", "ago", "wd"})
 _PERIOD_FORMS = frozenset({"ym", "my", "mon", "year"})
 _ALL_FORMS = frozenset(_DATE_FORMS)
 _PREP_FORMS: dict[str, frozenset[str]] = {
@@ -331,6 +333,10 @@ def _resolve_date(m: re.Match[str], prefix: str, now: datetime, query: str) -> t
         raise ValueError("no date form matched")
     text = " ".join(raw.casefold().split())
 
+    if form == "dotted":
+        day, month, year = (int(part) for part in text.split("."))
+        d = date(year, month, day)
+        return form, (_day(d), _day(d + timedelta(days=1)))
     if form in ("iso", "md", "dm"):
         has_year = re.search(_YEAR + r"$", text) is not None or form == "iso"
         # Only the candidate substring reaches dateutil, never the whole query:

@@ -65,6 +65,49 @@ def _project_name(root: Path) -> str:
     return root.name or "project"
 
 
+def _normalised(hits: list[Hit]) -> list[Hit]:
+    """One vault's hits with scores divided by its best (for `--scope global` merging)."""
+    best = max((h.score for h in hits), default=0.0)
+    if best <= 0:
+        return hits
+    for hit in hits:
+        hit.score /= best
+        hit.meta["_raw_top"] = best
+    return hits
+
+
+def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
+    """(type, whitespace-normalised text) of every memory already in the vault."""
+    from ocm.vault.memories import MemoryNote
+
+    out: set[tuple[str, str]] = set()
+    for path in vault.note_paths():
+        if vault.kind_of(path) != "memory":
+            continue
+        try:
+            note = MemoryNote(read_document(path))
+        except OcmError:
+            continue
+        out.add((note.type, " ".join(note.content.split())))
+    return out
+
+
+def _json_safe(value: Any) -> Any:
+    from datetime import date
+
+    from ocm.vault.clock import format_timestamp
+
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
 class Project:
     def __init__(self, vault_dir: Path, root: Path) -> None:
         self.root = root
@@ -107,8 +150,11 @@ class Project:
                 gitignore.write_text(existing + sep + entry + "\n", encoding="utf-8")
                 added_ignore = True
         registered = vault_paths.register_vault(self.vault.project, self.root, self.vault.root)
+        from ocm.vault.obsidian import write_base
+
         return {"vault": str(self.vault.root), "project": self.vault.project,
-                "gitignore_updated": added_ignore, "registered": registered}
+                "gitignore_updated": added_ignore, "registered": registered,
+                "obsidian_base": write_base(self.vault.root)}
 
     # -- vault routing ------------------------------------------------------------
     def _vault_for_scope(self, scope: str) -> Vault:
@@ -136,7 +182,9 @@ class Project:
 
     def _locate(self, note_id: str) -> tuple[Vault, str, Path]:
         """(vault, kind, path) of a note id: project memories and sessions, then the user's."""
-        note_id = validate_id(note_id, "note id")
+        from ocm.vault.links import unlink
+
+        note_id = validate_id(unlink(note_id) if isinstance(note_id, str) else note_id, "note id")
         for vault in (self.vault, self.user_vault):
             if not vault.root.is_dir():
                 continue
@@ -257,13 +305,18 @@ class Project:
                  files: list[str] | None = None, tags: list[str] | None = None,
                  key: str | None = None, supersede_reason: str | None = None,
                  scope: str = "project", importance: int | None = None,
-                 session: str | None = None, created: datetime | None = None) -> WriteResult:
+                 session: str | None = None, created: datetime | None = None,
+                 auto_supersede: bool = True) -> WriteResult:
+        """Store a memory. Unless `auto_supersede=False`, an older active record of the same
+        type and scope saying nearly the same thing is marked superseded (seed 000; see
+        `ocm.vault.supersede`); the result's `notice` says so."""
         vault = self._vault_for_scope(scope)
         if session:
             session = self.resolve_session(session, create=False)
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
                               key=key, supersede_reason=supersede_reason,
-                              importance=importance, session=session, created=created)
+                              importance=importance, session=session, created=created,
+                              auto_supersede=auto_supersede)
 
     def get(self, note_id: str) -> dict[str, Any]:
         self.fold_journal()
@@ -346,7 +399,8 @@ class Project:
             until=req.until or (None if soft_window else parsed.until), file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
         hits: list[Hit] = []
-        for vault in self._vaults(req.scope):
+        vaults = self._vaults(req.scope)
+        for vault in vaults:
             index = self.refresh(vault)
             try:
                 found = engine.candidates(index, text, parsed.paths, filters,
@@ -360,11 +414,188 @@ class Project:
                 index.sync(force_rebuild=True)
                 found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
-            hits.extend(found)
+            hits.extend(_normalised(found) if req.scope == "global" and ranked else found)
+        if req.scope == "global" and ranked:
+            # Each vault's BM25 scale is its own: scores were divided by the vault's best;
+            # bring them back to the best vault's scale so thresholds keep their meaning.
+            top = max((h.meta.get("_raw_top", 0.0) for h in hits), default=0.0)
+            for hit in hits:
+                hit.score *= top
+                hit.meta.pop("_raw_top", None)
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-        return engine.rank(hits, when, req.limit, ranked=ranked,
-                           priors=engine.intent_priors(req.query or ""), window=soft_window)
+        ranked_hits = engine.rank(hits, when, req.limit, ranked=ranked,
+                                  priors=engine.intent_priors(req.query or ""),
+                                  window=soft_window)
+        self._mark_stale(ranked_hits, vaults)
+        return ranked_hits
+
+    def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
+        """Flag active project memories whose files changed in git since they were written
+        (`meta['changed_files']`); derived here at read time, never written to the note."""
+        from ocm.vault.staleness import checker
+
+        roots = [(v.root.resolve(), v.project_root) for v in vaults if v.scope == "project"]
+        for hit in hits:
+            meta = hit.meta
+            if hit.kind != "memory" or hit.status != "active" or not meta.get("files") or (
+                    not meta.get("git_sha")):
+                continue
+            root = next((r for base, r in roots if hit.path.is_relative_to(base)), None)
+            if root is None:
+                continue
+            changed = checker(root).changed_files(meta["git_sha"], meta["files"])
+            if changed:
+                meta["changed_files"] = changed
+
+    def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,
+                     scope: str = "project") -> dict[str, Any]:
+        """Import another tool's memories as typed records (or restore an `ocm export`).
+        Everything is parsed first: a bad input refuses the whole import, writing nothing.
+        Records whose type and text already exist in the vault are skipped (re-import)."""
+        from ocm.vault import importers
+
+        if fmt not in importers.FORMATS:
+            raise InvalidInput(f"unknown import format {fmt!r}: expected one of "
+                               f"{', '.join(importers.FORMATS)}")
+        src = Path(source).expanduser()
+        if not src.exists():
+            raise InvalidInput(f"nothing to import at {src}: no such file or folder")
+        fmt = importers.detect(src) if fmt == "auto" else fmt
+        vault = self._vault_for_scope(scope)
+        if fmt == "ocm":
+            return self._restore(importers.plan_ocm_backup(src), vault, dry_run)
+        plan = importers.PLANNERS[fmt](src)
+        known = _existing_texts(vault)
+        out: dict[str, Any] = {"format": fmt, "source": str(src.resolve()), "dry_run": dry_run,
+                               "planned": len(plan), "created": [], "skipped": 0,
+                               "by_type": {}, "items": []}
+        for item in plan:
+            ident = (canonical_type(item.type), " ".join(item.content.split()))
+            row = item.to_json()
+            if ident in known:
+                out["skipped"] += 1
+                row["action"] = "skip (already in the vault)"
+            else:
+                known.add(ident)
+                out["by_type"][ident[0]] = out["by_type"].get(ident[0], 0) + 1
+                row["action"] = "create"
+                if not dry_run:
+                    tags = list(dict.fromkeys([*item.tags, "imported", f"from-{fmt}"]))
+                    result = self.remember(item.content, item.type, title=item.title,
+                                           tags=tags, scope=scope, auto_supersede=False)
+                    out["created"].append(result.id)
+                    row["id"] = result.id
+            out["items"].append(row)
+        return out
+
+    def _restore(self, notes: list[dict[str, str]], vault: Vault,
+                 dry_run: bool) -> dict[str, Any]:
+        from ocm.vault.atomic import atomic_write_text
+        from ocm.vault.redact import redact
+
+        out: dict[str, Any] = {"format": "ocm", "dry_run": dry_run, "planned": len(notes),
+                               "created": [], "skipped": 0, "by_type": {}, "items": []}
+        for note in notes:
+            target = vault.root / note["path"]
+            kind = note["path"].split("/", 1)[0]
+            if target.exists():
+                out["skipped"] += 1
+                out["items"].append({"path": note["path"], "action": "skip (exists)"})
+                continue
+            out["by_type"][kind] = out["by_type"].get(kind, 0) + 1
+            out["items"].append({"path": note["path"], "action": "restore"})
+            if not dry_run:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(target, redact(note["markdown"]))
+                out["created"].append(note["path"])
+        return out
+
+    def export_vault(self, scope: str = "project") -> dict[str, Any]:
+        """The whole vault as one JSON-able object (`ocm export --format json`): every
+        note's relative path, frontmatter and exact Markdown, for backup and restore."""
+        from ocm.vault.clock import format_timestamp
+
+        vault = self._vault_for_scope(scope)
+        notes: list[dict[str, Any]] = []
+        broken: dict[str, str] = {}
+        for path in sorted(vault.note_paths()):
+            rel = vault.relpath(path)
+            try:
+                text = read_note_text(path)
+                doc = read_document(path)
+            except OcmError as exc:
+                broken[rel] = str(exc)
+                continue
+            fm = doc.frontmatter.data
+            notes.append({"kind": vault.kind_of(path), "id": str(fm.get("id") or path.stem),
+                          "path": rel, "frontmatter": _json_safe(fm), "markdown": text})
+        return {"format": "ocm-export", "version": 1, "project": vault.project,
+                "scope": vault.scope, "vault": str(vault.root),
+                "exported_at": format_timestamp(clock_now()),
+                "counts": {k: sum(1 for n in notes if n["kind"] == k) for k in KINDS},
+                "notes": notes, "broken": broken}
+
+    def supersede_scan(self, dry_run: bool = True, scope: str = "project") -> list[dict[str, Any]]:
+        """Auto-supersede over the records already stored (`ocm supersede [--dry-run]`):
+        each active record against the older active ones of its type; applied unless
+        `dry_run`. Returns one row per (older -> newer) pair."""
+        from ocm.vault.supersede import plan_vault
+
+        vault = self._vault_for_scope(scope)
+        rows: list[dict[str, Any]] = []
+        for new, match in plan_vault(vault):
+            row = {"old_id": match.old_id, "old_title": match.old_title, "new_id": new["id"],
+                   "new_title": new["title"], "type": new["type"],
+                   "similarity": round(match.score, 3), "shared_file": match.shared_file,
+                   "reason": match.reason(new["id"]), "applied": False}
+            if not dry_run:
+                try:
+                    vault.set_memory_status(match.old_id, "superseded",
+                                            superseded_by=new["id"], reason=row["reason"])
+                    row["applied"] = True
+                except OcmError as exc:
+                    row["error"] = str(exc)
+            rows.append(row)
+        return rows
+
+    def projects(self, prune: bool = False, dry_run: bool = False) -> dict[str, Any]:
+        """The registry of project vaults; `prune` drops missing or repeated entries."""
+        from ocm.vault import projects as registry
+
+        removed = registry.prune(dry_run=dry_run) if prune else []
+        return {"projects": registry.list_projects(self.vault.root), "removed": removed,
+                "dry_run": dry_run}
+
+    def stale_memories(self, scope: str = "project") -> list[dict[str, Any]]:
+        """Every active memory whose files changed since its `git_sha`, newest first; read
+        from the notes themselves (complete, no index limit)."""
+        from ocm.vault.staleness import memory_staleness
+
+        out: list[dict[str, Any]] = []
+        for vault in self._vaults(scope):
+            if vault.scope != "project":
+                continue
+            for path in vault.note_paths():
+                if vault.kind_of(path) != "memory":
+                    continue
+                try:
+                    doc = read_document(path)
+                except OcmError:
+                    continue
+                fm = doc.frontmatter.data
+                changed = memory_staleness(vault.project_root, fm)
+                if changed:
+                    out.append({"id": str(fm.get("id") or path.stem),
+                                "type": str(fm.get("type") or ""),
+                                "title": str(fm.get("title") or ""),
+                                "project": vault.project,
+                                "git_sha": str(fm.get("git_sha") or ""),
+                                "updated": str(fm.get("updated") or fm.get("created") or ""),
+                                "files": [str(f) for f in fm.get("files") or []],
+                                "changed_files": changed, "markdown_path": str(path.resolve())})
+        out.sort(key=lambda r: r["updated"], reverse=True)
+        return out
 
     # -- recall -------------------------------------------------------------------
     def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",

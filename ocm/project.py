@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Filters
 from ocm.vault import paths as vault_paths
+from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
 from ocm.vault.ids import validate_id
@@ -150,6 +151,8 @@ class Project:
                 gitignore.write_text(existing + sep + entry + "\n", encoding="utf-8")
                 added_ignore = True
         registered = vault_paths.register_vault(self.vault.project, self.root, self.vault.root)
+        self.sweep_temp_files()
+        self.refresh(self.vault)  # from now on a missing index means a lost one
         from ocm.vault.obsidian import write_base
 
         return {"vault": str(self.vault.root), "project": self.vault.project,
@@ -226,11 +229,15 @@ class Project:
             self.notices.append(report.notice)
         return index
 
+    def sweep_temp_files(self) -> int:
+        return sweep_temp_files([self.vault.sessions_dir, self.vault.memories_dir])
+
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
                       procs: int = 1) -> SyncReport:
         """Rebuild the project's index from its notes. `procs>1` indexes in that many forked
         processes (one segment each): only for single-threaded callers such as the CLI."""
         self.vault.ensure_layout()
+        self.sweep_temp_files()
         index = self.index_for(self.vault)
         index.build_procs = procs
         try:
@@ -614,6 +621,9 @@ class Project:
 
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
+        swept = self.sweep_temp_files()
+        if swept:
+            self.notices.append(f"ocm: removed {swept} temp files left by interrupted writes")
         counts: dict[str, int] = {"sessions": 0, "memories": 0}
         for path in self.vault.note_paths():
             counts["sessions" if self.vault.kind_of(path) == "session" else "memories"] += 1

@@ -61,7 +61,7 @@ def test_claude_fail_edit_pass_records_bug_fix(repo: Path, env: dict[str, str]) 
     assert "AssertionError: assert 9 == 8" in memo.content
     assert memo.str_list("files") == ["src/backoff.py", "README.md"]
     [session] = h.sessions(repo)
-    assert memo.fm["session"] == session.stem
+    assert memo.session == session.stem
     text = session.read_text()
     assert "## Failed Commands" in text and f"bug_fix memory {memo.id}" in text
     found = json.loads(h.ocm(["search", "AssertionError backoff", "--kind", "memory", "--json"],

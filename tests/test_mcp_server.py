@@ -337,7 +337,7 @@ async def test_supersede_and_resolve(client: Client, vault: Path) -> None:
     assert new["notice"] == f"superseded {old['id']}"
     old_note = await ok(client, "ocm__get_note", {"id": old["id"]})
     assert old_note["frontmatter"]["status"] == "superseded"
-    assert old_note["frontmatter"]["superseded_by"] == new["id"]
+    assert old_note["frontmatter"]["superseded_by"] == f"[[{new['id']}]]"
     assert old_note["frontmatter"]["resolution"] == "moved CI off Jenkins"
     found = await ok(client, "ocm__search", {"query": "deploys"})
     by_id = {r["id"]: r for r in found["results"]}
@@ -360,7 +360,7 @@ async def test_supersede_and_resolve(client: Client, vault: Path) -> None:
     replaced = await ok(client, "ocm__resolve_memory", {"id": a["id"], "superseded_by": b["id"]})
     assert replaced["status"] == "superseded"
     assert (await ok(client, "ocm__get_note", {"id": b["id"]}))["frontmatter"][
-        "supersedes"] == a["id"]
+        "supersedes"] == f"[[{a['id']}]]"
 
     assert "no session or memory with id 'missing-1'" in await refused(
         client, "ocm__resolve_memory", {"id": "missing-1"}, vault)

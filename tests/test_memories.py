@@ -66,9 +66,9 @@ def test_key_is_one_active_record_and_supersede_links_both_ways(project: Project
                            key="jobs-runner", supersede_reason="Celery needed a broker we dropped")
     assert new.notice == f"superseded {old.id}"
     o, n = memo(old.path), memo(new.path)
-    assert o.status == "superseded" and o.fm["superseded_by"] == new.id
+    assert o.status == "superseded" and o.superseded_by == new.id
     assert o.fm["resolution"] == "Celery needed a broker we dropped"
-    assert n.fm["supersedes"] == old.id and n.status == "active"
+    assert n.supersedes == old.id and n.status == "active"
     # The key now belongs to the new record.
     with pytest.raises(Conflict, match=new.id):
         project.remember("Third try", "decision", key="jobs-runner")
@@ -98,8 +98,8 @@ def test_explicit_supersede_checks_the_replacement(project: Project) -> None:
     with pytest.raises(InvalidInput, match="cannot supersede itself"):
         project.set_memory_status(a.id, "superseded", superseded_by=a.id)
     project.set_memory_status(a.id, "superseded", superseded_by=b.id, reason="stability")
-    assert memo(a.path).fm["superseded_by"] == b.id
-    assert memo(b.path).fm["supersedes"] == a.id
+    assert memo(a.path).superseded_by == b.id
+    assert memo(b.path).supersedes == a.id
     with pytest.raises(Conflict, match="already superseded"):
         project.set_memory_status(a.id, "superseded", superseded_by=b.id)
     c = project.remember("Use SSE", "decision")
@@ -118,7 +118,7 @@ def test_resolve_by_session(project: Project) -> None:
     done = project.resolve_by_session(s.id, reason="fixed in next session")
     assert sorted(r.id for r in done) == sorted([a.id, b.id])
     assert memo(other.path).status == "active"
-    assert memo(a.path).fm["session"] == s.id
+    assert memo(a.path).session == s.id
 
 
 def test_update_and_reclassify_moves_the_file(project: Project) -> None:

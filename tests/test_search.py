@@ -203,3 +203,24 @@ def test_project_search_never_returns_another_projects_notes(
     project.remember("I prefer flux diagrams", "preference", scope="user")
     assert {h.scope for h in search(project, "flux", scope="user")} == {"user"}
     assert "user" in {h.scope for h in search(project, "flux")}
+
+
+def test_lost_index_is_announced_and_stale_temp_files_are_swept(project: Project) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    shutil.rmtree(project.vault.index_dir)
+    fresh = Project.open(cwd=project.root)
+    assert fresh.search(SearchRequest(query="kafka lag", now=NOW))
+    assert fresh.notices == ["ocm: search index not found; rebuilt it from 1 notes"]
+    dead = project.vault.memories_dir / "gotcha" / ".ocm-tmp-999999999-x.md"
+    live = project.vault.memories_dir / "gotcha" / f".ocm-tmp-{os.getpid()}-y.md"
+    dead.write_text("half a note")
+    live.write_text("being written")
+    fresh.status()
+    assert not dead.exists() and live.exists()
+    assert any("removed 1 temp files" in n for n in fresh.notices)
+
+
+def test_a_unique_word_deep_in_a_long_note_is_found(project: Project) -> None:
+    filler = " ".join(f"word{i} alpha beta gamma" for i in range(800))
+    project.remember(f"{filler} zanzibarite {filler}", "context", title="Long notes")
+    assert ids(search(project, "zanzibarite"))

@@ -16,6 +16,7 @@ from ocm.indexer.recall import build_brief
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
 from ocm.vault.sessions import SessionNote
+from ocm.vault.staleness import mark_stale
 from ocm.vault.store import Vault, read_document
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> list[Hi
                 content[:120], status=note.status, tool="", scope=note.scope,
                 date=note.updated or note.created, path=path.resolve(),
                 meta={"snippet": content[:SNIPPET_CHARS], "files": note.str_list("files"),
-                      "importance": note.importance}))
+                      "importance": note.importance,
+                      "git_sha": str(note.fm.get("git_sha") or "")}))
     return hits
 
 
@@ -77,6 +79,7 @@ def session_brief(project: Project, session_id: str, budget: int, cap: int,
                   compacted: bool = False) -> str:
     budget = max(400, min(budget, cap))
     pinned = _memory_hits(project.vault)
+    mark_stale(pinned, project.vault.project_root)  # "verify: src/x.py changed since …"
     if project.user_vault.root.is_dir():
         pinned += _memory_hits(project.user_vault)
     last = _last_session(project.vault, session_id)

@@ -107,6 +107,7 @@ def init(vault: Path | None, as_json: bool, agents: str | None, user: bool, yes:
         ("project", info["project"]), ("vault", info["vault"]),
         (".gitignore", "updated" if info["gitignore_updated"] else "already ignores the vault"),
         ("registry", "registered" if info["registered"] else "already registered"),
+        ("obsidian", f"ocm.base {info['obsidian_base']} (open the vault folder in Obsidian)"),
     ], title="ocm init")
     _reports_table(reports, "Agent wiring" + (" (user level)" if user else ""), True,
                    project.root)

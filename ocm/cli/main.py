@@ -14,7 +14,7 @@ import click
 from ocm import __version__
 from ocm.vault.errors import OcmError
 
-from . import agents_cmds, render
+from . import agents_cmds, memory_cmds, render
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -99,6 +99,7 @@ def cli() -> None:
 
 # `ocm init [--agents ...]`, `ocm uninstall`, `ocm doctor`, `ocm hook`: see agents_cmds.
 agents_cmds.register(cli)
+memory_cmds.register(cli)  # stale, projects, import, export (vault / json), supersede
 
 
 @cli.command()
@@ -238,14 +239,6 @@ def show(vault: Path | None, note_id: str) -> None:
     click.echo(_project(vault).get(note_id)["markdown"], nl=False)
 
 
-@cli.command()
-@VAULT_OPTION
-@click.argument("note_id")
-def export(vault: Path | None, note_id: str) -> None:
-    """Print the absolute path of a note's Markdown file."""
-    click.echo(_project(vault).get(note_id)["markdown_path"])
-
-
 # ----------------------------------------------------------------------------- search
 
 
@@ -283,7 +276,7 @@ def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int
     if as_json:
         render.emit_json([h.to_json() for h in hits])
         return
-    render.hits_table(hits, f"Search: {' '.join(query)}")
+    render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
     render.paths_footer(hits)
 
 
@@ -322,17 +315,20 @@ def recall(vault: Path | None, as_json: bool, query: tuple[str, ...], fmt: str, 
               show_default=True)
 @click.option("--importance", type=int)
 @click.option("--session", "session_id", help="Session that produced it.")
+@click.option("--no-auto-supersede", "no_auto", is_flag=True,
+              help="Keep older similar records of this type active.")
 def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, title: str | None,
              files_: tuple[str, ...], tags: tuple[str, ...], key: str | None,
              supersede_reason: str | None, scope: str, importance: int | None,
-             session_id: str | None) -> None:
+             session_id: str | None, no_auto: bool) -> None:
     """Store a memory record (use - as TEXT to read it from stdin)."""
     if text == "-":
         text = _stdin_text()
     project = _project(vault)
     result = project.remember(text, memory_type, title=title, files=list(files_),
                               tags=list(tags), key=key, supersede_reason=supersede_reason,
-                              scope=scope, importance=importance, session=session_id)
+                              scope=scope, importance=importance, session=session_id,
+                              auto_supersede=not no_auto)
     if as_json:
         render.emit_json(render.write_result_json(result))
     else:
@@ -361,7 +357,7 @@ def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: 
     if as_json:
         render.emit_json([h.to_json() for h in hits])
     else:
-        render.hits_table(hits, "Memories", show_score=False)
+        render.hits_table(hits, "Memories", show_score=False, show_project=scope == "global")
 
 
 @cli.command()

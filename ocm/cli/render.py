@@ -29,7 +29,8 @@ def console():  # -> rich.console.Console
     return Console(highlight=False, soft_wrap=False)
 
 
-def hits_table(hits: list[Hit], title: str, show_score: bool = True) -> None:
+def hits_table(hits: list[Hit], title: str, show_score: bool = True,
+               show_project: bool = False) -> None:
     from rich.table import Table
 
     out = console()
@@ -48,9 +49,13 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True) -> None:
         status = "superseded →" if hit.superseded_by else hit.status
         kind = hit.type if hit.kind == "memory" else f"session:{hit.tool}"
         files = f"\n[dim]{', '.join(hit.top_files)}[/dim]" if hit.top_files else ""
-        cell = f"{hit.title}\n[dim]{hit.id}[/dim]{files}"
+        label = f"[bold]\\[{hit.project}][/bold] " if show_project and hit.project else ""
+        cell = f"{label}{hit.title}\n[dim]{hit.id}[/dim]{files}"
         if hit.superseded_by:
             cell += f"\n[dim]→ {hit.superseded_by}[/dim]"
+        if hit.meta.get("changed_files"):
+            status += " (stale)"
+            cell += f"\n[yellow]verify: {', '.join(hit.meta['changed_files'][:3])} changed[/]"
         row = [hit.date.strftime("%Y-%m-%d") if hit.date else "", kind, status, cell]
         if show_score:
             row = [str(hit.rank), f"{hit.score:.1f}", *row]

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from ocm.vault.clock import parse_timestamp
+from ocm.vault.links import unlink
 from ocm.vault.markdown import Document
 from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CHANGE_TYPES, SessionNote
@@ -15,7 +16,7 @@ from .analysis import tokens
 SKETCH_TOKENS = 80
 SNIPPET_CHARS = 400
 _SESSION_SECTIONS_ELSEWHERE = {"goal", "todos", "files touched", "work done",
-                               "architecture decisions"}
+                               "architecture decisions", "memories"}
 
 
 def _epoch(value: datetime | None) -> int:
@@ -83,9 +84,9 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
     meta = {
         "title": note.title or content.split("\n")[0][:120], "files": files[:20],
         "importance": note.importance, "key": note.key,
-        "session": str(fm.get("session") or ""),
-        "supersedes": str(fm.get("supersedes") or ""),
-        "superseded_by": str(fm.get("superseded_by") or ""),
+        "session": unlink(fm.get("session")),
+        "supersedes": unlink(fm.get("supersedes")),
+        "superseded_by": unlink(fm.get("superseded_by")),
         "resolution": str(fm.get("resolution") or ""),
         "updated": str(note.updated or ""), "git_sha": str(fm.get("git_sha") or ""),
         "tags": note.str_list("tags"), "sketch": _sketch(note.title, content),

@@ -66,6 +66,8 @@ class Hit:
             out["superseded_by"] = self.superseded_by or None
             out["supersedes"] = self.meta.get("supersedes") or None
             out["tags"] = self.meta.get("tags") or []
+            out["stale"] = bool(self.meta.get("changed_files"))
+            out["changed_files"] = list(self.meta.get("changed_files") or [])
         if self.explain is not None:
             out["explain"] = self.explain
         return out

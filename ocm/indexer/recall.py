@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ocm.vault.memories import RECALL_ORDER
+from ocm.vault.staleness import verify_line
 
 if TYPE_CHECKING:
     from ocm.project import Brief
@@ -40,13 +41,16 @@ def _item(hit: Hit, section: str) -> dict[str, Any]:
             "title": hit.title, "snippet": _snippet(hit) if hit.kind == "memory" else "",
             "files": hit.top_files, "score": round(hit.score, 3),
             "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
-            "scope": hit.scope, "markdown_path": str(hit.path)}
+            "scope": hit.scope, "markdown_path": str(hit.path),
+            "changed_files": list(hit.meta.get("changed_files") or [])}
 
 
 def _line(item: dict[str, Any], fmt: str) -> str:
     if fmt == "snippets":
         return f"{item['score']:.2f} | {item['type']} | {item['id']} | {item['title']}"
     files = f" [{', '.join(item['files'])}]" if item["files"] else ""
+    if item.get("changed_files"):
+        files += f" ({verify_line(item['changed_files'])})"
     title = item["title"]
     if title.endswith("…") and item["snippet"]:
         # The title is a cut of the text: print the text once, whole.

@@ -22,7 +22,6 @@ HALF_LIFE_DAYS = 30.0
 DECAY_FLOOR = 0.95
 SUPERSEDED_PENALTY = 0.5
 RELATIVE_THRESHOLD = 0.12
-MIN_SCORE = 0.3
 MMR_LAMBDA = 0.8
 # A date named next to real content ("what did Kate cook on 29 Dec") is a preference, not a
 # filter: the event is often written down a day or two later.
@@ -235,7 +234,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     hits = sorted(hits, key=lambda h: h.score, reverse=True)
     if not hits:
         return []
-    cutoff = max(MIN_SCORE, RELATIVE_THRESHOLD * hits[0].score)
+    cutoff = RELATIVE_THRESHOLD * hits[0].score
     hits = [h for h in hits if h.score >= cutoff]
     hits = _mmr(hits, limit)
     hits = _replacements_first(hits)

@@ -107,6 +107,10 @@ class NoteHit(BaseModel):
     superseded_by: str | None = None
     supersedes: str | None = None
     tags: list[str] = Field(default_factory=list)
+    stale: bool = Field(False, description="A file this memory is about changed in git "
+                                           "since it was written: verify before relying on it.")
+    changed_files: list[str] = Field(default_factory=list,
+                                     description="The memory's files changed since it was written.")
 
 
 class SearchOutcome(BaseModel):
@@ -132,6 +136,8 @@ class RecallItem(BaseModel):
     date: str | None = None
     scope: str = ""
     markdown_path: str
+    changed_files: list[str] = Field(default_factory=list,
+                                     description="Files changed since it was written: verify.")
 
 
 class LastSession(BaseModel):

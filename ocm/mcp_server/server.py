@@ -423,16 +423,20 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                                                 description="1-10 (default 5).")] = None,
         session_id: Annotated[str | None, Field(
             description="Session that produced it (ocm or host id).")] = None,
+        auto_supersede: Annotated[bool, Field(
+            description="Retire an older active memory of this type that says nearly the "
+                        "same thing (the notice names it).")] = True,
     ) -> WriteOutcome:
         """Store a typed memory record that outlives this session.
 
         With a key that already has an active memory, pass supersede_reason: the old
-        record is marked superseded and linked to the new one.
+        record is marked superseded and linked to the new one. Without a key, an older
+        active record of the same type that this one restates is superseded automatically.
         """
         return await backend.run(ctx, lambda project: _write(project.remember(
             content, type, title=title, files=files, tags=tags, key=key,
             supersede_reason=supersede_reason, scope=scope, importance=importance,
-            session=session_id)))
+            session=session_id, auto_supersede=auto_supersede)))
 
     @tool(name="ocm__search", title="Search sessions and memories",
                  annotations=READ_ONLY)

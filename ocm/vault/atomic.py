@@ -12,8 +12,6 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 LOCK_TIMEOUT_S = 30.0
 TEMP_PREFIX = ".ocm-tmp-"
 
@@ -64,6 +62,8 @@ def _fsync_dir(folder: Path) -> None:
 @contextlib.contextmanager
 def locked(lock_dir: Path, name: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the named cross-process lock (an OS file lock: it dies with its process)."""
+    from filelock import FileLock  # ~30 ms of imports (logging, inspect): not on read paths
+
     lock_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_dir / f"{name}.lock"), timeout=timeout):
         yield
@@ -76,3 +76,36 @@ def file_signature(path: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def sweep_temp_files(folders: list[Path], min_age_s: float = 600.0) -> int:
+    """Remove temp files left by writers that were killed mid-write (their process is gone,
+    or the file is older than `min_age_s`); returns how many went."""
+    import time
+
+    removed = 0
+    for top in folders:
+        if not top.is_dir():
+            continue
+        for tmp in top.rglob(f"{TEMP_PREFIX}*"):
+            pid_text = tmp.name[len(TEMP_PREFIX):].split("-", 1)[0]
+            try:
+                age = time.time() - tmp.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if pid_text.isdigit() and age < min_age_s and _alive(int(pid_text)):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

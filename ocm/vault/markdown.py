@@ -287,7 +287,8 @@ class Block:
 
 
 def _item_identity(item: str) -> str:
-    return " ".join(item.replace("`", "").split()).lower()
+    # Backticks are ignored ("`x`" == "x"), unless the item is nothing but backticks.
+    return " ".join(item.replace("`", "").split()).lower() or " ".join(item.split())
 
 
 def render_item(item: str) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from .clock import parse_timestamp
 from .errors import InvalidInput
+from .links import unlink
 from .markdown import Block, Document
 from .note import NoteView
 
@@ -123,6 +124,19 @@ class MemoryNote(NoteView):
     @property
     def key(self) -> str | None:
         return self.prop("key") or None
+
+    @property
+    def session(self) -> str:
+        """The session that made it: an id or stem, from a bare id or a `[[link]]`."""
+        return unlink(self.fm.get("session"))
+
+    @property
+    def supersedes(self) -> str:
+        return unlink(self.fm.get("supersedes"))
+
+    @property
+    def superseded_by(self) -> str:
+        return unlink(self.fm.get("superseded_by"))
 
     @property
     def importance(self) -> int:

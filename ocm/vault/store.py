@@ -7,6 +7,7 @@ happens before any byte is written, so a refused call leaves the vault as it was
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from .atomic import atomic_write_text, file_signature, locked
 from .clock import format_timestamp, now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .ids import random_suffix, slugify, validate_id, validate_slug
+from .links import link, unlink
 from .markdown import Document
 from .memories import (
     DEFAULT_IMPORTANCE,
@@ -38,6 +40,7 @@ from .redact import redact
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
+from .sessions import SECTION_ORDER as SESSION_SECTIONS
 from .sessions import (
     CheckpointInput,
     SessionNote,
@@ -260,8 +263,11 @@ class Vault:
         """(path, frontmatter) of every readable session note, newest file name first."""
         if not self.sessions_dir.is_dir():
             return []
-        paths = sorted((p for p in self.sessions_dir.glob("*.md") if not p.name.startswith(".")),
-                       reverse=True)
+        # Recursive: a person may file sessions into sub-folders in Obsidian.
+        paths = sorted((p for p in self.sessions_dir.rglob("*.md")
+                        if not any(part.startswith(".") for part in
+                                   p.relative_to(self.sessions_dir).parts)),
+                       key=lambda p: p.name, reverse=True)
         out = []
         for path in paths:
             data = self._frontmatter_only(path)
@@ -273,7 +279,7 @@ class Vault:
         """By ocm id, file stem, or the host's agent_session_id."""
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidInput("session id must be a non-empty string")
-        sid = session_id.strip()
+        sid = unlink(session_id)
         if "/" in sid or "\\" in sid or "\x00" in sid or ".." in sid:
             raise InvalidInput(f"invalid session id {sid!r}: no path separators or '..'")
         direct = self.sessions_dir / f"{sid}.md"
@@ -363,7 +369,27 @@ class Vault:
         if target.exists():
             return path
         os.replace(path, target)
+        self._relink_session(path.stem, target.stem)
         return target
+
+    def _relink_session(self, old_stem: str, new_stem: str) -> None:
+        """After a session's one rename, point its memories' `session` links at the new
+        file name (Obsidian resolves links by file name; ids keep working either way)."""
+        for path in self.note_paths():
+            if self.kind_of(path) != "memory":
+                continue
+            value = (self._frontmatter_only(path) or {}).get("session")
+            if not (isinstance(value, str) and value.startswith("[[")
+                    and unlink(value) == old_stem):
+                continue
+
+            def mutate(doc: Document) -> None:
+                MemoryNote(doc).set("session", link(new_stem))
+
+            try:
+                self._edit(path, f"note-{path.stem}", mutate)
+            except OcmError:
+                continue
 
     def session_edit(self, session_id: str, mutate: Callable[[SessionNote], T]) -> tuple[T, Path]:
         path = self.find_session(session_id)
@@ -436,7 +462,7 @@ class Vault:
         return self.memories_dir / memory_type / f"{memory_id}.md"
 
     def find_memory(self, memory_id: str) -> Path:
-        mid = validate_id(memory_id, "memory id")
+        mid = validate_id(unlink(memory_id), "memory id")
         if self.memories_dir.is_dir():
             for folder in self.memories_dir.iterdir():
                 candidate = folder / f"{mid}.md"
@@ -476,7 +502,7 @@ class Vault:
                 found.append((path, note))
         # A supersede cut short (killed between writing the new record and marking the old
         # one) left two active records: finish it, so a key never keeps a stale fact active.
-        replaced = {str(n.fm["supersedes"]): n.id for _, n in found if n.fm.get("supersedes")}
+        replaced = {unlink(n.fm["supersedes"]): n.id for _, n in found if n.fm.get("supersedes")}
         for path, note in found:
             if note.id in replaced:
                 self._mark_superseded(path, replaced[note.id], "")
@@ -487,7 +513,8 @@ class Vault:
                  files: list[str] | None = None, tags: list[str] | None = None,
                  key: str | None = None, supersede_reason: str | None = None,
                  importance: int | None = None, session: str | None = None,
-                 created: datetime | None = None, git_sha: str | None = None) -> WriteResult:
+                 created: datetime | None = None, git_sha: str | None = None,
+                 auto_supersede: bool = True) -> WriteResult:
         memory_type = canonical_type(memory_type)
         content = _clean(validate_content(content))
         title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -502,6 +529,7 @@ class Vault:
                 raise InvalidInput("memory key must be one non-empty line of at most 200 chars")
         origin = self.session_origin(session)
         importance = capped_importance(importance, origin)
+        session_path = self._session_path(session)
         stamp = created or now()
         self.ensure_layout()
         notice = None
@@ -517,18 +545,52 @@ class Vault:
             fields: dict[str, Any] = {
                 "id": memory_id, "type": memory_type, "title": title, "status": "active",
                 "scope": self.scope, "key": key, "importance": importance, "files": file_list,
-                "tags": tag_list, "session": session, "origin_type": origin, "created": stamp,
+                "tags": tag_list, "origin_type": origin, "created": stamp,
+                "session": link(session_path.stem) if session_path else session,
                 "updated": stamp, "git_sha": git_sha or gitinfo.head_sha(self.project_root)
                 if self.scope == "project" else git_sha,
-                "supersedes": previous[1].id if previous else None,
+                "supersedes": link(previous[0].stem) if previous else None,
             }
             path = self.memory_path(memory_type, memory_id)
+            match = None
+            if auto_supersede and previous is None:  # seed 000: similar older record
+                from .supersede import best_match
+
+                match = best_match(self, fields, content)
+                if match is not None:
+                    fields["supersedes"] = link(Path(match.old_path).stem)
             atomic_write_text(path, new_memory_document(fields, content).render())
+            if match is not None:
+                self._mark_superseded(Path(match.old_path), memory_id,
+                                      match.reason(memory_id))
+                notice = f"superseded {match.old_id} ({match.reason(memory_id)})"
             if previous is not None:
                 reason = _clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)
                 notice = f"superseded {previous[1].id}"
+        if session_path is not None:
+            self._list_in_session(session_path, memory_id, title)
         return WriteResult(memory_id, path, "active", "memory", notice=notice)
+
+    def _session_path(self, session: str | None) -> Path | None:
+        if not session:
+            return None
+        try:
+            return self.find_session(session)
+        except OcmError:
+            return None
+
+    def _list_in_session(self, session_path: Path, memory_id: str, title: str) -> None:
+        """Append `- [[memory]] — title` to the session's `## Memories` (its backlinks)."""
+        item = f"{link(memory_id)} — {title}"
+
+        def mutate(note: SessionNote) -> None:
+            block = note.doc.ensure("memories", "Memories", SESSION_SECTIONS)
+            if not any(unlink(i.split(" ", 1)[0]) == memory_id for i in block.items()):
+                block.append_items([item], blank_after_heading=True)
+
+        with contextlib.suppress(OcmError):  # the memory is written; this is a convenience
+            self.session_edit(session_path.stem, mutate)
 
     def _new_memory_id(self, memory_type: str, title: str) -> str:
         stem = slugify(title, max_words=6) or memory_type.replace("_", "-")
@@ -541,7 +603,7 @@ class Vault:
         def mutate(doc: Document) -> None:
             note = MemoryNote(doc)
             note.set("status", "superseded")
-            note.set("superseded_by", new_id)
+            note.set("superseded_by", link(new_id))
             if reason:
                 note.set("resolution", reason)
             note.set("updated", now())
@@ -604,6 +666,7 @@ class Vault:
     def set_memory_status(self, memory_id: str, status: str, *, superseded_by: str | None = None,
                           reason: str | None = None) -> WriteResult:
         validate_memory_status(status)
+        superseded_by = unlink(superseded_by) or None  # an id or an Obsidian [[link]]
         if status == "superseded" and not superseded_by:
             raise InvalidInput("status 'superseded' needs superseded_by (the replacing memory id)")
         if superseded_by and status != "superseded":
@@ -625,19 +688,19 @@ class Vault:
             def mutate(doc: Document) -> None:
                 memo = MemoryNote(doc)
                 memo.set("status", status)
-                memo.set("superseded_by", superseded_by if status == "superseded" else None)
+                memo.set("superseded_by", link(new_path.stem) if status == "superseded" else None)
                 if reason:
                     memo.set("resolution", reason)
                 memo.set("updated", now())
 
             self._edit(path, f"note-{path.stem}", mutate)
             if superseded_by:
-                def link(doc: Document) -> None:
+                def link_back(doc: Document) -> None:
                     memo = MemoryNote(doc)
                     if not memo.fm.get("supersedes"):
-                        memo.set("supersedes", note.id)
+                        memo.set("supersedes", link(path.stem))
 
-                self._edit(new_path, f"note-{new_path.stem}", link)
+                self._edit(new_path, f"note-{new_path.stem}", link_back)
         return WriteResult(note.id, path, status, "memory")
 
     def delete_memory(self, memory_id: str) -> WriteResult:
@@ -647,12 +710,16 @@ class Vault:
         return WriteResult(note.id, path, "deleted", "memory")
 
     def memories_of_session(self, session_id: str) -> list[str]:
+        wanted = {session_id}
+        found = self._session_path(session_id)
+        if found is not None:
+            wanted |= {found.stem, str((self._frontmatter_only(found) or {}).get("id") or "")}
         ids = []
         for path in self.note_paths():
             if self.kind_of(path) == "memory":
                 data = self._frontmatter_only(path) or {}
-                if data.get("session") == session_id and (data.get("status") or "active") == (
-                        "active"):
+                if unlink(data.get("session")) in wanted and (
+                        data.get("status") or "active") == "active":
                     ids.append(str(data.get("id")))
         return ids
 

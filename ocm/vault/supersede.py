@@ -1,0 +1,263 @@
+"""Auto-supersede without embeddings (seed 000): when a memory is stored, an older active
+record of the same type and scope that says nearly the same thing is marked superseded.
+
+Similarity is lexical: cosine over light-stemmed content tokens of title + text (code
+identifiers and paths split into parts, stopwords dropped), plus a bonus when both records
+name the same file. Thresholds are stricter when no file is shared and were tuned on the
+labelled pairs in `bench/data/coding/supersede_pairs.jsonl` (`python bench/supersede.py`)
+for precision first: a wrong supersede hides a true fact; a missed one only leaves a
+duplicate. Never across scopes, never within one session, never for `session_summary`
+records or records with a `key` (keys have their own explicit supersede).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+# Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
+THRESHOLD_SHARED_FILE = 0.77
+THRESHOLD_NO_SHARED_FILE = 0.85
+EXCLUDED_TYPES = frozenset({"session_summary"})
+MAX_CANDIDATES = 5
+
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP_TEXT = """
+a an and are as at be been but by can could did do does for from had has have how i if in
+into is it its may might must no not now of on once only or our should so than that the
+their them then there these they this those to too use used uses using was we were what
+when where which while who why will with would you your all any also after before every
+each more most new old just one same very get gets got via per
+"""
+_STOPWORDS = frozenset(_STOP_TEXT.split())
+
+
+def _stem(word: str) -> str:
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for raw in _WORD_RE.findall(_CAMEL_RE.sub(" ", text or "")):
+        word = raw.lower()
+        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def cosine(a: Counter[str], b: Counter[str]) -> float:
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[token] for token, count in a.items() if token in b)
+    norm = math.sqrt(sum(c * c for c in a.values())) * math.sqrt(sum(c * c for c in b.values()))
+    return dot / norm if norm else 0.0
+
+
+def _norm_file(path: str) -> str:
+    return str(path).strip().removeprefix("./").strip("/").lower()
+
+
+def shared_files(a: Iterable[str], b: Iterable[str]) -> bool:
+    left = {_norm_file(f) for f in a if str(f).strip()}
+    right = {_norm_file(f) for f in b if str(f).strip()}
+    return bool(left & right)
+
+
+def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
+    """Cosine over title + text tokens (the title counted twice: it names the subject)."""
+    bag_a = Counter(tokens(f"{title_a}\n{title_a}\n{text_a}"))
+    bag_b = Counter(tokens(f"{title_b}\n{title_b}\n{text_b}"))
+    return cosine(bag_a, bag_b)
+
+
+@dataclass
+class Decision:
+    score: float
+    shared_file: bool
+    threshold: float
+
+    @property
+    def supersede(self) -> bool:
+        return self.score >= self.threshold
+
+
+def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: str,
+          new_text: str, new_files: Iterable[str],
+          thresholds: tuple[float, float] | None = None) -> Decision:
+    shared_threshold, strict_threshold = thresholds or (THRESHOLD_SHARED_FILE,
+                                                        THRESHOLD_NO_SHARED_FILE)
+    shared = shared_files(old_files, new_files)
+    score = similarity(old_title, old_text, new_title, new_text)
+    return Decision(score, shared, shared_threshold if shared else strict_threshold)
+
+
+def eligible(new: dict, old: dict) -> bool:
+    """The rules before any similarity: same type and scope, both active, no keys, not a
+    session summary, not from the same session, not the same record."""
+    from .links import unlink
+
+    if new.get("id") == old.get("id") or (old.get("status") or "active") != "active":
+        return False
+    if new.get("type") in EXCLUDED_TYPES or old.get("type") != new.get("type"):
+        return False
+    if (old.get("scope") or "project") != (new.get("scope") or "project"):
+        return False
+    if old.get("key") or new.get("key"):
+        return False
+    session_new, session_old = unlink(new.get("session")), unlink(old.get("session"))
+    return not (session_new and session_new == session_old)
+
+
+@dataclass
+class Match:
+    old_id: str
+    old_path: object  # Path
+    old_title: str
+    score: float
+    shared_file: bool
+
+    def reason(self, new_id: str) -> str:
+        why = "same file" if self.shared_file else "no shared file"
+        return f"auto-superseded by {new_id} (similarity {self.score:.2f}, {why})"
+
+
+MAX_SCAN = 5000
+
+
+def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
+               folder_only: bool = True) -> Match | None:
+    """The active record of `new`'s type that `new` should supersede, if any (read from the
+    type's folder; at most MAX_SCAN most recently changed files)."""
+    from .errors import OcmError
+    from .memories import MemoryNote
+    from .store import read_document
+
+    if new.get("type") in EXCLUDED_TYPES or new.get("key"):
+        return None
+    folder = vault.memories_dir / str(new.get("type"))
+    if not folder.is_dir():
+        return None
+    paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
+    if len(paths) > MAX_SCAN:
+        paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
+    best: Match | None = None
+    new_bag = _bag(str(new.get("title") or ""), content)
+    for path in paths:
+        if not _worth_parsing(path, new_bag):
+            continue
+        try:
+            note = MemoryNote(read_document(path))
+        except (OcmError, OSError):
+            continue
+        fm = note.fm
+        old = {"id": note.id, "type": note.type, "status": note.status, "scope": note.scope,
+               "key": note.key, "session": fm.get("session")}
+        if (exclude and note.id in exclude) or not eligible(new, old):
+            continue
+        decision = judge(note.title, note.content, note.str_list("files"),
+                         str(new.get("title") or ""), content, new.get("files") or [])
+        if decision.supersede and (best is None or decision.score > best.score):
+            best = Match(note.id, path, note.title, decision.score, decision.shared_file)
+    return best
+
+
+_FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status", "key",
+                                                                            "title")}
+PREFILTER_MARGIN = 0.05
+
+
+def _bag(title: str, text: str) -> Counter[str]:
+    return Counter(tokens(f"{title}\n{title}\n{text}"))
+
+
+def _worth_parsing(path: Path, new_bag: Counter[str]) -> bool:
+    """A cheap look at the raw file (no YAML): active, keyless, and similar enough that the
+    looser threshold could be reached. Keeps a remember in a big vault to one read per
+    record of its type and a full parse only for the few that look alike."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not raw.startswith("---"):
+        return True  # unusual note: let the real parser decide
+    end = raw.find("\n---", 3)
+    if end < 0:
+        return True
+    head, body = raw[:end], raw[end + 4:]
+    status = _FM_LINE["status"].search(head)
+    if status and status.group(1).strip().strip("'\"") not in ("", "active"):
+        return False
+    key = _FM_LINE["key"].search(head)
+    if key and key.group(1).strip() not in ("", "null", "~", "''", '""'):
+        return False
+    title = _FM_LINE["title"].search(head)
+    score = cosine(new_bag, _bag(title.group(1) if title else "", body))
+    return score >= THRESHOLD_SHARED_FILE - PREFILTER_MARGIN
+
+
+def plan_vault(vault) -> list[tuple[dict, Match]]:
+    """What auto-supersede would do to the records already in a vault: each active record
+    checked against the older active records of its type, oldest first (`ocm supersede`)."""
+    from .errors import OcmError
+    from .memories import MemoryNote
+    from .store import read_document
+
+    by_type: dict[str, list[tuple[object, MemoryNote]]] = {}
+    for path in vault.note_paths():
+        if vault.kind_of(path) != "memory":
+            continue
+        try:
+            note = MemoryNote(read_document(path))
+        except OcmError:
+            continue
+        if note.status == "active":
+            by_type.setdefault(note.type, []).append((path, note))
+    out: list[tuple[dict, Match]] = []
+    retired: set[str] = set()
+    for notes in by_type.values():
+        # oldest first; records made within one second are ordered by their file's mtime
+        notes.sort(key=lambda item: (item[1].created or _EPOCH, _mtime(item[0])))
+        for index, (path, new) in enumerate(notes):
+            if new.id in retired:
+                continue
+            info = {"id": new.id, "type": new.type, "scope": new.scope, "key": new.key,
+                    "session": new.fm.get("session"), "title": new.title,
+                    "files": new.str_list("files"), "path": path}
+            if info["type"] in EXCLUDED_TYPES or info["key"]:
+                continue
+            best: Match | None = None
+            for old_path, old in notes[:index]:
+                if old.id in retired:
+                    continue
+                old_info = {"id": old.id, "type": old.type, "status": old.status,
+                            "scope": old.scope, "key": old.key, "session": old.fm.get("session")}
+                if not eligible(info, old_info):
+                    continue
+                decision = judge(old.title, old.content, old.str_list("files"), new.title,
+                                 new.content, info["files"])
+                if decision.supersede and (best is None or decision.score > best.score):
+                    best = Match(old.id, old_path, old.title, decision.score,
+                                 decision.shared_file)
+            if best is not None:
+                retired.add(best.old_id)
+                out.append((info, best))
+    return out
+
+
+_EPOCH = __import__("datetime").datetime(1970, 1, 1)
+
+
+def _mtime(path: object) -> int:
+    try:
+        return Path(str(path)).stat().st_mtime_ns
+    except OSError:
+        return 0

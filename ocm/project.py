@@ -40,6 +40,8 @@ SEARCH_SCOPES = ("project", "user", "global")
 KINDS = ("session", "memory")
 _OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
 MAX_LIMIT = 100
+SUPERSEDE_CANDIDATES = 8
+SUPERSEDE_QUERY_WORDS = 24
 
 
 @dataclass
@@ -320,10 +322,32 @@ class Project:
         vault = self._vault_for_scope(scope)
         if session:
             session = self.resolve_session(session, create=False)
+        candidates = self._supersede_candidates(vault, memory_type, title, content) if (
+            auto_supersede and not key) else None
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
                               key=key, supersede_reason=supersede_reason,
                               importance=importance, session=session, created=created,
-                              auto_supersede=auto_supersede)
+                              auto_supersede=auto_supersede, supersede_candidates=candidates)
+
+    def _supersede_candidates(self, vault: Vault, memory_type: str, title: str | None,
+                              content: str) -> list[Path] | None:
+        """The few active records of this type the index ranks closest to a new memory (seed
+        000 compares with a top 5 too), so a write does not read every record of its type.
+        None — compare with the whole folder — when the index cannot answer."""
+        from ocm.indexer import search as engine
+        from ocm.vault.memories import canonical_type
+
+        words = f"{title or ''} {content if isinstance(content, str) else ''}".split()
+        if not words:
+            return None
+        filters = Filters(kind="memory", types=(canonical_type(memory_type),), status="active")
+        try:
+            index = self.refresh(vault)
+            hits = engine.candidates(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]), (),
+                                     filters, limit=SUPERSEDE_CANDIDATES)
+        except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
+            return None
+        return [hit.path for hit in hits]
 
     def get(self, note_id: str) -> dict[str, Any]:
         self.fold_journal()

@@ -29,7 +29,7 @@ def test_update_supersedes_with_links_both_ways(project: Project) -> None:
                            files=["config/database.yml"])
     new = project.remember(NEW, "decision", title="Database connection pool size",
                            files=["config/database.yml"])
-    assert new.notice and new.notice.startswith(f"superseded {old.id} (auto-superseded by")
+    assert new.notice and new.notice.startswith(f"superseded {old.id} (auto: similarity 0.")
     o, n = memo(old.path), memo(new.path)
     assert o.status == "superseded" and o.superseded_by == new.id and n.supersedes == old.id
     assert o.fm["resolution"].startswith(f"auto-superseded by {new.id} (similarity ")
@@ -116,3 +116,14 @@ def test_bench_precision_meets_the_bar() -> None:
         assert report[split]["precision"] >= 0.95, (split, report[split])
     assert report["product_path_all"] == report["all"]
     assert report["all"]["recall"] >= 0.5
+
+
+def test_candidates_come_from_the_index_not_the_whole_folder(project) -> None:
+    old = project.remember("Background jobs run on Celery with a Redis broker", "decision")
+    for i in range(12):
+        project.remember(f"Unrelated decision number {i} about CSS grid layout", "decision",
+                         auto_supersede=False)
+    found = project._supersede_candidates(project.vault, "decision", None,
+                                          "Background jobs now run on arq with Redis")
+    assert found is not None and old.path in found
+    assert len(found) < 13

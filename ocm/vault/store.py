@@ -514,7 +514,8 @@ class Vault:
                  key: str | None = None, supersede_reason: str | None = None,
                  importance: int | None = None, session: str | None = None,
                  created: datetime | None = None, git_sha: str | None = None,
-                 auto_supersede: bool = True) -> WriteResult:
+                 auto_supersede: bool = True,
+                 supersede_candidates: list[Path] | None = None) -> WriteResult:
         memory_type = canonical_type(memory_type)
         content = _clean(validate_content(content))
         title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -556,14 +557,14 @@ class Vault:
             if auto_supersede and previous is None:  # seed 000: similar older record
                 from .supersede import best_match
 
-                match = best_match(self, fields, content)
+                match = best_match(self, fields, content, candidates=supersede_candidates)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
             atomic_write_text(path, new_memory_document(fields, content).render())
             if match is not None:
                 self._mark_superseded(Path(match.old_path), memory_id,
                                       match.reason(memory_id))
-                notice = f"superseded {match.old_id} ({match.reason(memory_id)})"
+                notice = f"superseded {match.old_id} (auto: {match.why})"
             if previous is not None:
                 reason = _clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)

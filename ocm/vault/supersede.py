@@ -125,18 +125,24 @@ class Match:
     score: float
     shared_file: bool
 
+    @property
+    def why(self) -> str:
+        shared = "same file" if self.shared_file else "no shared file"
+        return f"similarity {self.score:.2f}, {shared}"
+
     def reason(self, new_id: str) -> str:
-        why = "same file" if self.shared_file else "no shared file"
-        return f"auto-superseded by {new_id} (similarity {self.score:.2f}, {why})"
+        return f"auto-superseded by {new_id} ({self.why})"
 
 
 MAX_SCAN = 5000
 
 
 def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
-               folder_only: bool = True) -> Match | None:
-    """The active record of `new`'s type that `new` should supersede, if any (read from the
-    type's folder; at most MAX_SCAN most recently changed files)."""
+               folder_only: bool = True, candidates: list[Path] | None = None
+               ) -> Match | None:
+    """The active record of `new`'s type that `new` should supersede, if any. Compared with
+    `candidates` when the caller found them (the index's best matches), else with the type's
+    folder (at most MAX_SCAN most recently changed files)."""
     from .errors import OcmError
     from .memories import MemoryNote
     from .store import read_document
@@ -144,9 +150,12 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
     if new.get("type") in EXCLUDED_TYPES or new.get("key"):
         return None
     folder = vault.memories_dir / str(new.get("type"))
-    if not folder.is_dir():
+    if candidates is not None:
+        paths = [p for p in candidates if p.is_file()]
+    elif not folder.is_dir():
         return None
-    paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
+    else:
+        paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
     if len(paths) > MAX_SCAN:
         paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
     best: Match | None = None

@@ -127,3 +127,12 @@ def test_candidates_come_from_the_index_not_the_whole_folder(project) -> None:
                                           "Background jobs now run on arq with Redis")
     assert found is not None and old.path in found
     assert len(found) < 13
+
+
+def test_long_texts_never_auto_supersede(project) -> None:
+    chat = "\n".join(f"Emi: I went hiking near the lake on day {i}." for i in range(60))
+    first = project.remember(chat, "context", title="Emi and Elise, session 1")
+    second = project.remember(chat.replace("hiking", "cycling"), "context",
+                              title="Emi and Elise, session 2")
+    assert second.notice is None
+    assert project.get(first.id)["frontmatter"]["status"] == "active"

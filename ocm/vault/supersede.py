@@ -90,12 +90,19 @@ class Decision:
         return self.score >= self.threshold
 
 
+# Auto-supersede is for fact-sized records. Between long texts (transcripts, patches, pasted
+# docs) word overlap is high for anything on one topic, so similarity says little.
+MAX_FACT_CHARS = 1500
+
+
 def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: str,
           new_text: str, new_files: Iterable[str],
           thresholds: tuple[float, float] | None = None) -> Decision:
     shared_threshold, strict_threshold = thresholds or (THRESHOLD_SHARED_FILE,
                                                         THRESHOLD_NO_SHARED_FILE)
     shared = shared_files(old_files, new_files)
+    if max(len(old_text), len(new_text)) > MAX_FACT_CHARS:
+        return Decision(0.0, shared, shared_threshold if shared else strict_threshold)
     score = similarity(old_title, old_text, new_title, new_text)
     return Decision(score, shared, shared_threshold if shared else strict_threshold)
 
@@ -147,7 +154,7 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
     from .memories import MemoryNote
     from .store import read_document
 
-    if new.get("type") in EXCLUDED_TYPES or new.get("key"):
+    if new.get("type") in EXCLUDED_TYPES or new.get("key") or len(content) > MAX_FACT_CHARS:
         return None
     folder = vault.memories_dir / str(new.get("type"))
     if candidates is not None:

@@ -41,6 +41,7 @@ KINDS = ("session", "memory")
 _OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
 MAX_LIMIT = 100
 SUPERSEDE_CANDIDATES = 8
+SUPERSEDE_SCAN_MAX = 300
 SUPERSEDE_QUERY_WORDS = 24
 
 
@@ -316,12 +317,17 @@ class Project:
                  scope: str = "project", importance: int | None = None,
                  session: str | None = None, created: datetime | None = None,
                  auto_supersede: bool = True) -> WriteResult:
-        """Store a memory. Unless `auto_supersede=False`, an older active record of the same
-        type and scope saying nearly the same thing is marked superseded (seed 000; see
-        `ocm.vault.supersede`); the result's `notice` says so."""
+        """Store a memory. Unless `auto_supersede=False` or the record is backdated
+        (`created` given), an older active record of the same type and scope saying nearly
+        the same thing is marked superseded (seed 000; see `ocm.vault.supersede`); the
+        result's `notice` says so."""
         vault = self._vault_for_scope(scope)
         if session:
             session = self.resolve_session(session, create=False)
+        if created is not None:
+            # A backdated record fills in history (imports, backfills) in no particular
+            # order: which of two records arrived last says nothing about which is true.
+            auto_supersede = False
         candidates = self._supersede_candidates(vault, memory_type, title, content) if (
             auto_supersede and not key) else None
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
@@ -338,8 +344,10 @@ class Project:
         from ocm.vault.memories import canonical_type
 
         words = f"{title or ''} {content if isinstance(content, str) else ''}".split()
-        if not words:
-            return None
+        folder = vault.memories_dir / canonical_type(memory_type)
+        if not words or not folder.is_dir() or sum(1 for _ in os.scandir(folder)) <= (
+                SUPERSEDE_SCAN_MAX):
+            return None  # a small folder is cheaper to read than one index search
         filters = Filters(kind="memory", types=(canonical_type(memory_type),), status="active")
         try:
             index = self.refresh(vault)

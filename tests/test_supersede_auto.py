@@ -118,7 +118,10 @@ def test_bench_precision_meets_the_bar() -> None:
     assert report["all"]["recall"] >= 0.5
 
 
-def test_candidates_come_from_the_index_not_the_whole_folder(project) -> None:
+def test_candidates_come_from_the_index_not_the_whole_folder(project, monkeypatch) -> None:
+    import ocm.project
+
+    monkeypatch.setattr(ocm.project, "SUPERSEDE_SCAN_MAX", 5)
     old = project.remember("Background jobs run on Celery with a Redis broker", "decision")
     for i in range(12):
         project.remember(f"Unrelated decision number {i} about CSS grid layout", "decision",
@@ -135,4 +138,14 @@ def test_long_texts_never_auto_supersede(project) -> None:
     second = project.remember(chat.replace("hiking", "cycling"), "context",
                               title="Emi and Elise, session 2")
     assert second.notice is None
+    assert project.get(first.id)["frontmatter"]["status"] == "active"
+
+
+def test_backdated_writes_never_auto_supersede(project) -> None:
+    from datetime import datetime
+
+    first = project.remember("Background jobs run on Celery with a Redis broker", "decision")
+    again = project.remember("Background jobs run on Celery with a Redis broker today",
+                             "decision", created=datetime(2025, 1, 1))
+    assert again.notice is None
     assert project.get(first.id)["frontmatter"]["status"] == "active"

@@ -224,12 +224,13 @@ class Block:
         return out
 
     def append_items(self, items: list[str], blank_after_heading: bool = False) -> list[str]:
-        """Append bullets after the last existing bullet; items already present are skipped."""
+        """Append bullets after the last existing bullet; items already present, and items
+        with no letter or digit (`- --` would even render as a rule), are skipped."""
         existing = {_item_identity(item) for item in self.items()}
         fresh: list[str] = []
         for item in items:
             ident = _item_identity(item)
-            if ident and ident not in existing:
+            if any(ch.isalnum() for ch in item) and ident not in existing:
                 existing.add(ident)
                 fresh.append(item)
         if not fresh:

@@ -82,18 +82,7 @@ def _normalised(hits: list[Hit]) -> list[Hit]:
 
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
     """(type, whitespace-normalised text) of every memory already in the vault."""
-    from ocm.vault.memories import MemoryNote
-
-    out: set[tuple[str, str]] = set()
-    for path in vault.note_paths():
-        if vault.kind_of(path) != "memory":
-            continue
-        try:
-            note = MemoryNote(read_document(path))
-        except OcmError:
-            continue
-        out.add((note.type, " ".join(note.content.split())))
-    return out
+    return {(note.type, " ".join(note.content.split())) for _, note in vault.memory_notes()}
 
 
 def _json_safe(value: Any) -> Any:

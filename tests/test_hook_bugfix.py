@@ -7,10 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
+from harness import env, repo  # noqa: E402, F401 - shared fixtures
 
 from ocm.vault.markdown import Document  # noqa: E402
 from ocm.vault.memories import MemoryNote  # noqa: E402
@@ -18,16 +17,6 @@ from ocm.vault.memories import MemoryNote  # noqa: E402
 SID = "bugfix-session-1"
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return h.clean_env(tmp_path / "ocm-home")
-
-
-@pytest.fixture
-def repo(tmp_path: Path, env: dict[str, str]) -> Path:
-    root = h.make_repo(tmp_path / "proj")
-    h.init_vault(root, env)
-    return root
 
 
 def send(repo: Path, env: dict[str, str], host: str, fixture: str, event: str,

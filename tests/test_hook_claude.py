@@ -10,22 +10,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
+from harness import env, repo  # noqa: E402, F401 - shared fixtures
 
 from ocm.vault.markdown import Document  # noqa: E402
 
 SID = "5e1f3c2a-claude-0001"
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return h.clean_env(tmp_path / "ocm-home")
-
-
-@pytest.fixture
-def repo(tmp_path: Path, env: dict[str, str]) -> Path:
-    root = h.make_repo(tmp_path / "proj")
-    h.init_vault(root, env)
-    return root
 
 
 def hook(repo: Path, env: dict[str, str], name: str, event: str | None = None,

@@ -710,6 +710,16 @@ class Vault:
             os.unlink(path)
         return WriteResult(note.id, path, "deleted", "memory")
 
+    def memory_notes(self) -> Iterator[tuple[Path, MemoryNote]]:
+        """Every readable memory note (broken ones are `ocm status`'s business)."""
+        for path in self.note_paths():
+            if self.kind_of(path) != "memory":
+                continue
+            try:
+                yield path, MemoryNote(read_document(path))
+            except OcmError:
+                continue
+
     def memories_of_session(self, session_id: str) -> list[str]:
         wanted = {session_id}
         found = self._session_path(session_id)

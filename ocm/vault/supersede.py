@@ -223,18 +223,10 @@ def _worth_parsing(path: Path, new_bag: Counter[str]) -> bool:
 def plan_vault(vault) -> list[tuple[dict, Match]]:
     """What auto-supersede would do to the records already in a vault: each active record
     checked against the older active records of its type, oldest first (`ocm supersede`)."""
-    from .errors import OcmError
     from .memories import MemoryNote
-    from .store import read_document
 
     by_type: dict[str, list[tuple[object, MemoryNote]]] = {}
-    for path in vault.note_paths():
-        if vault.kind_of(path) != "memory":
-            continue
-        try:
-            note = MemoryNote(read_document(path))
-        except OcmError:
-            continue
+    for path, note in vault.memory_notes():
         if note.status == "active":
             by_type.setdefault(note.type, []).append((path, note))
     out: list[tuple[dict, Match]] = []

@@ -69,15 +69,18 @@ def _project_name(root: Path) -> str:
     return root.name or "project"
 
 
-def _normalised(hits: list[Hit]) -> list[Hit]:
-    """One vault's hits with scores divided by its best (for `--scope global` merging)."""
-    best = max((h.score for h in hits), default=0.0)
-    if best <= 0:
-        return hits
-    for hit in hits:
-        hit.score /= best
-        hit.meta["_raw_top"] = best
-    return hits
+def _on_one_scale(per_vault: list[list[Hit]]) -> list[Hit]:
+    """Merge vaults whose BM25 scales differ: each vault's scores are divided by its own best,
+    then multiplied by the overall best so thresholds keep their meaning."""
+    bests = [max((h.score for h in hits), default=0.0) for hits in per_vault]
+    top = max(bests, default=0.0)
+    merged: list[Hit] = []
+    for hits, best in zip(per_vault, bests, strict=True):
+        if best > 0:
+            for hit in hits:
+                hit.score = hit.score / best * top
+        merged.extend(hits)
+    return merged
 
 
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
@@ -426,7 +429,7 @@ class Project:
             since=req.since or (None if soft_window else parsed.since),
             until=req.until or (None if soft_window else parsed.until), file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
-        hits: list[Hit] = []
+        per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)
         for vault in vaults:
             index = self.refresh(vault)
@@ -442,14 +445,11 @@ class Project:
                 index.sync(force_rebuild=True)
                 found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
-            hits.extend(_normalised(found) if req.scope == "global" and ranked else found)
+            per_vault.append(found)
         if req.scope == "global" and ranked:
-            # Each vault's BM25 scale is its own: scores were divided by the vault's best;
-            # bring them back to the best vault's scale so thresholds keep their meaning.
-            top = max((h.meta.get("_raw_top", 0.0) for h in hits), default=0.0)
-            for hit in hits:
-                hit.score *= top
-                hit.meta.pop("_raw_top", None)
+            hits = _on_one_scale(per_vault)
+        else:
+            hits = [hit for found in per_vault for hit in found]
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
         ranked_hits = engine.rank(hits, when, req.limit, ranked=ranked,

@@ -21,7 +21,7 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault.atomic import locked
+from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import Vault, read_document
 
@@ -100,18 +100,10 @@ class NoteIndex:
         generation = self._ix.latest_generation() if self._ix is not None else -1
         payload = {"schema": SCHEMA_VERSION, "generation": generation, "notes": notes,
                    "broken": broken}
-        # Derived data: a temp file and a rename, without fsync. A manifest lost in a crash
-        # is rebuilt from the index's stored signatures (and a torn one does not parse).
-        path = self._manifest_str
-        tmp = f"{path}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(payload, separators=(",", ":")))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # Derived data, so no fsync: a manifest lost in a crash is rebuilt from the index's
+        # stored signatures (and a torn one does not parse).
+        atomic_write_text(Path(self._manifest_str), json.dumps(payload, separators=(",", ":")),
+                          durable=False)
         self._manifest_cache = None
 
     def _scan(self) -> dict[str, tuple[int, int]]:

@@ -17,17 +17,19 @@ TEMP_PREFIX = ".ocm-tmp-"
 
 
 def atomic_write_bytes(path: Path, data: bytes,
-                       unchanged: Callable[[], bool] | None = None) -> bool:
+                       unchanged: Callable[[], bool] | None = None, durable: bool = True) -> bool:
     """Write `data` over `path`; with `unchanged`, only if it still says True once the temp
-    file is on disk (checked last, so a save during our fsync is not overwritten)."""
+    file is on disk (checked last, so a save during our fsync is not overwritten).
+    `durable=False` skips the fsyncs, for derived files that are rebuilt when lost."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TEMP_PREFIX}{os.getpid()}-{path.name}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if unchanged is not None and not unchanged():
             os.unlink(tmp)
             return False
@@ -36,13 +38,14 @@ def atomic_write_bytes(path: Path, data: bytes,
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
     return True
 
 
-def atomic_write_text(path: Path, text: str,
-                      unchanged: Callable[[], bool] | None = None) -> bool:
-    return atomic_write_bytes(path, text.encode("utf-8"), unchanged)
+def atomic_write_text(path: Path, text: str, unchanged: Callable[[], bool] | None = None,
+                      durable: bool = True) -> bool:
+    return atomic_write_bytes(path, text.encode("utf-8"), unchanged, durable)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -73,9 +73,6 @@ class NoteIndex:
         self.broken: dict[str, str] = {}
 
     # -- manifest -----------------------------------------------------------------
-    def _manifest_path(self) -> Path:
-        return self.dir / MANIFEST
-
     def _load_manifest(self) -> dict | None:
         """The manifest, parsed again only when its file changed (a long-lived process, such
         as the MCP server, then pays one `stat` per check instead of a JSON load)."""

@@ -22,7 +22,6 @@ FIELD_BOOSTS: dict[str, float] = {
     "body": 1.0,
     "tags": 4.0,
 }
-TEXT_FIELDS = tuple(FIELD_BOOSTS)
 # BM25 term-frequency saturation and length normalisation (Whoosh's defaults: 1.2, 0.75).
 BM25_K1 = 1.2
 BM25_B = 0.75

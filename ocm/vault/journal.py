@@ -296,7 +296,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
     from .atomic import atomic_write_text
     from .errors import Conflict, InvalidInput
     from .redact import redact
-    from .sessions import SECTION_ORDER, SessionNote, normalise_file_path
+    from .sessions import SessionNote, normalise_file_path
 
     path = _session_for(vault, host, sid)
     if path is None:
@@ -405,23 +405,9 @@ def _apply_session(vault: Vault, host: str, sid: str,
     def mutate(note: SessionNote) -> None:
         for rel, change in files:
             note.record_file(rel, change)
-        if prompts:
-            have = {" ".join(p.split()) for p in note.items("prompts")}
-            fresh = [p for p in dict.fromkeys(prompts) if p not in have]
-            if fresh:
-                note._ensure("prompts").append_items(fresh, blank_after_heading=True)
-        if failed_items or fixed_items:
-            order = [*SECTION_ORDER, "failed commands"]
-            block = note.doc.find("failed commands") or note.doc.ensure(
-                "failed commands", "Failed Commands", order)
-            have = set(block.items())
-            fresh = [i for i in dict.fromkeys(failed_items + fixed_items) if i not in have]
-            if fresh:
-                block.append_items(fresh, blank_after_heading=True)
-        for key, inc in (("reads", reads), ("edits", edits)):
-            if inc:
-                current = note.fm.get(key)
-                note.set_frontmatter(key, (current if isinstance(current, int) else 0) + inc)
+        note.add_items("prompts", list(dict.fromkeys(prompts)))
+        note.add_items("failed commands", list(dict.fromkeys(failed_items + fixed_items)))
+        note.count_activity(reads, edits)
 
     if files or prompts or failed_items or fixed_items or reads or edits:
         vault.session_edit(note_id, mutate)

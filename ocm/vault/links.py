@@ -41,10 +41,3 @@ def unlink(value: Any) -> str:
     return target[:-3] if target.lower().endswith(".md") else target
 
 
-def unlink_all(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list) and not (len(value) == 1 and isinstance(value[0], list)):
-        return [u for u in (unlink(v) for v in value) if u]
-    found = unlink(value)
-    return [found] if found else []

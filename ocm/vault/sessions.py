@@ -23,19 +23,18 @@ CHANGE_TYPES = ("created", "modified", "deleted")
 
 SECTION_ORDER = [
     "goal", "todos", "files touched", "git diff summary", "work done", "plan files",
-    "architecture decisions", "references", "prompts",
+    "architecture decisions", "references", "prompts", "memories", "failed commands",
 ]
 SUB_ORDER = ["work completed", "work to be completed", "created", "modified", "deleted"]
 _TITLES = {
     "goal": "Goal", "todos": "Todos", "files touched": "Files Touched",
     "git diff summary": "Git Diff Summary", "work done": "Work Done", "plan files": "Plan Files",
     "architecture decisions": "Architecture Decisions", "references": "References",
-    "prompts": "Prompts", "work completed": "✅ Work Completed",
+    "prompts": "Prompts", "memories": "Memories", "failed commands": "Failed Commands",
+    "work completed": "✅ Work Completed",
     "work to be completed": "🔲 Work To Be Completed", "created": "Created",
     "modified": "Modified", "deleted": "Deleted",
 }
-# Sections whose first line follows a blank line in the seed format.
-_SPACED = {"work done", "plan files", "architecture decisions", "references", "prompts"}
 FRONTMATTER_ORDER = [
     "id", "agent_session_id", "tool", "project", "started_at", "ended_at", "status", "trigger",
     "git_sha_start", "git_sha_end", "slug", "tags", "reads", "edits",
@@ -127,14 +126,6 @@ class CheckpointInput:
             out.references = [_reference(item) for item in _list(data["references"], "references")]
         return out
 
-    def is_empty(self) -> bool:
-        return all(
-            getattr(self, name) is None
-            for name in ("slug", "goal", "work_completed", "work_pending", "work_summary",
-                         "decisions", "plan_files", "references", "diff_summary", "status",
-                         "trigger", "tags")
-        )
-
     def validate(self) -> None:
         """Refuse bad input before anything is written (or a session created for it)."""
         from .ids import validate_slug
@@ -223,7 +214,7 @@ class SessionNote(NoteView):
             return self.doc.find(key, "files touched")
         return self.doc.find(key)
 
-    def _ensure(self, key: str) -> Block:
+    def ensure_section(self, key: str) -> Block:
         if key in ("work completed", "work to be completed"):
             return self.doc.ensure(key, _TITLES[key], SUB_ORDER, "todos", _TITLES["todos"],
                                    SECTION_ORDER)
@@ -274,9 +265,9 @@ class SessionNote(NoteView):
     def apply(self, inp: CheckpointInput) -> None:
         """Seed 004 §7: append completed/summary/decisions/plans/refs; replace pending/diff."""
         if inp.goal is not None and inp.goal.strip():
-            self._ensure("goal").set_text(inp.goal.strip())
+            self.ensure_section("goal").set_text(inp.goal.strip())
         if inp.work_completed:
-            self._ensure("work completed").append_items(inp.work_completed)
+            self.ensure_section("work completed").append_items(inp.work_completed)
             done = {" ".join(x.lower().split()) for x in inp.work_completed}
             pending = self._section("work to be completed")
             if pending is not None and inp.work_pending is None:
@@ -286,20 +277,20 @@ class SessionNote(NoteView):
         if inp.work_pending is not None:
             block = self._section("work to be completed")
             if block is not None or inp.work_pending:
-                (block or self._ensure("work to be completed")).replace_items(inp.work_pending)
+                block = block or self.ensure_section("work to be completed")
+                block.replace_items(inp.work_pending)
         if inp.diff_summary is not None and inp.diff_summary.strip():
-            self._ensure("git diff summary").set_text(inp.diff_summary.strip())
+            self.ensure_section("git diff summary").set_text(inp.diff_summary.strip())
         if inp.work_summary:
-            self._ensure("work done").append_items(inp.work_summary, blank_after_heading=True)
+            self.add_items("work done", inp.work_summary)
         if inp.plan_files:
             rows = [[f"`{p.path}`", p.header] for p in inp.plan_files]
-            self._ensure("plan files").append_table_rows(["File", "Description"], rows)
+            self.ensure_section("plan files").append_table_rows(["File", "Description"], rows)
         if inp.decisions:
-            self._ensure("architecture decisions").append_items(
-                inp.decisions, blank_after_heading=True)
+            self.add_items("architecture decisions", inp.decisions)
         if inp.references:
             items = [f"[{r.title}]({r.url})" if r.title else r.url for r in inp.references]
-            self._ensure("references").append_items(items, blank_after_heading=True)
+            self.add_items("references", items)
         if inp.tags:
             tags = list(self.fm.get("tags") or [])
             self.set_frontmatter("tags", tags + [t for t in inp.tags if t not in tags])
@@ -310,8 +301,19 @@ class SessionNote(NoteView):
         if inp.status is not None:
             self.set_status(inp.status)
 
-    def add_prompt(self, prompt: str) -> bool:
-        return bool(self._ensure("prompts").append_items([prompt], blank_after_heading=True))
+    def add_items(self, key: str, items: list[str]) -> list[str]:
+        """Append bullets to a list section (Prompts, Memories, Failed Commands…), skipping
+        ones already there; returns those added."""
+        if not items:
+            return []
+        return self.ensure_section(key).append_items(items, blank_after_heading=True)
+
+    def count_activity(self, reads: int = 0, edits: int = 0) -> None:
+        """Add to the read/edit counters that decide the session's origin type."""
+        for key, inc in (("reads", reads), ("edits", edits)):
+            if inc:
+                current = self.fm.get(key)
+                self.set_frontmatter(key, (current if isinstance(current, int) else 0) + inc)
 
     def record_file(self, path: str, change: str) -> bool:
         """Record a touched file by its net effect; True if the note changed."""
@@ -338,7 +340,7 @@ class SessionNote(NoteView):
             wanted = [f"`{p}`" for p, c in files.items() if c == change]
             block = self._section(change)
             if wanted:
-                (block or self._ensure(change)).replace_items(wanted)
+                (block or self.ensure_section(change)).replace_items(wanted)
             elif block is not None:
                 block.replace_items([])
                 if not block.text():
@@ -347,7 +349,7 @@ class SessionNote(NoteView):
     def set_diff_stat(self, stat: str) -> None:
         """Put the `git diff --stat` line first, keeping any prose the agent wrote below it."""
         prose = [line for line in self.diff_summary().splitlines() if not _STAT_RE.match(line)]
-        self._ensure("git diff summary").set_text("\n".join([stat, *prose]).strip())
+        self.ensure_section("git diff summary").set_text("\n".join([stat, *prose]).strip())
 
 
 def normalise_file_path(path: str, root: str | None) -> str:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from . import gitinfo
 from .atomic import atomic_write_text, file_signature, locked
-from .clock import format_timestamp, now
+from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .ids import random_suffix, slugify, validate_id, validate_slug
 from .links import link, unlink
@@ -40,7 +40,6 @@ from .redact import redact
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
-from .sessions import SECTION_ORDER as SESSION_SECTIONS
 from .sessions import (
     CheckpointInput,
     SessionNote,
@@ -402,22 +401,8 @@ class Vault:
         changed, _ = self.session_edit(session_id, lambda note: note.record_file(rel, change))
         return changed
 
-    def record_prompt(self, session_id: str, prompt: str) -> bool:
-        text = " ".join(_clean(prompt).split())[:2000]
-        if not text:
-            return False
-        changed, _ = self.session_edit(session_id, lambda note: note.add_prompt(text))
-        return changed
-
     def count_activity(self, session_id: str, reads: int = 0, edits: int = 0) -> None:
-        def mutate(note: SessionNote) -> None:
-            for key, inc in (("reads", reads), ("edits", edits)):
-                if inc:
-                    current = note.fm.get(key)
-                    base = current if isinstance(current, int) else 0
-                    note.set_frontmatter(key, base + inc)
-
-        self.session_edit(session_id, mutate)
+        self.session_edit(session_id, lambda note: note.count_activity(reads, edits))
 
     def close_session(self, session_id: str, status: str = "closed",
                       trigger: str | None = None) -> WriteResult:
@@ -586,9 +571,8 @@ class Vault:
         item = f"{link(memory_id)} — {title}"
 
         def mutate(note: SessionNote) -> None:
-            block = note.doc.ensure("memories", "Memories", SESSION_SECTIONS)
-            if not any(unlink(i.split(" ", 1)[0]) == memory_id for i in block.items()):
-                block.append_items([item], blank_after_heading=True)
+            if not any(unlink(i.split(" ", 1)[0]) == memory_id for i in note.items("memories")):
+                note.add_items("memories", [item])
 
         with contextlib.suppress(OcmError):  # the memory is written; this is a convenience
             self.session_edit(session_path.stem, mutate)
@@ -750,7 +734,3 @@ def _redact_checkpoint(inp: CheckpointInput) -> CheckpointInput:
         diff_summary=_clean(inp.diff_summary) if inp.diff_summary else inp.diff_summary,
         status=inp.status, trigger=inp.trigger, tags=_clean_list(inp.tags),
     )
-
-
-def timestamp_text(value: datetime | None) -> str:
-    return format_timestamp(value) if value else ""

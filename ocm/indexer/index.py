@@ -23,10 +23,11 @@ from whoosh.writing import LockError
 
 from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.errors import OcmError
-from ocm.vault.store import Vault, read_document
+from ocm.vault.store import MEMORIES_DIR, SESSIONS_DIR, Vault, read_document
+from ocm.vault.watch import NoteWatch
 
 from .documents import memory_fields, session_fields
-from .schema import SCHEMA_VERSION, build_schema, weighting
+from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
 
 MANIFEST = "manifest.json"
 INDEX_LOCK = "index"
@@ -65,12 +66,21 @@ class NoteIndex:
         self.dir = vault.index_dir
         self._ix: windex.Index | None = None
         self._searcher = None
+        self._searcher_generation = -1
+        self._scorer = None
         self._manifest_str = str(self.dir / MANIFEST)
         # Processes for a full rebuild; set to >1 only by single-threaded callers (the CLI's
         # `rebuild-index`): whoosh then forks sub-writers, one segment each.
         self.build_procs = 1
         self._manifest_cache: tuple[tuple[int, int, int], dict] | None = None
         self.broken: dict[str, str] = {}
+        # Freshness from kernel events once this object has checked twice (a process that
+        # checks twice keeps checking: the MCP server); see ocm/vault/watch.py.
+        self.watch_enabled = True
+        self._watch: NoteWatch | None = None
+        self._folders: list[str] | None = None
+        self._last_scan: dict[str, tuple[int, int]] | None = None
+        self._verified: tuple[dict, dict] | None = None
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -104,8 +114,40 @@ class NoteIndex:
         self._manifest_cache = None
 
     def _scan(self) -> dict[str, tuple[int, int]]:
-        """relpath -> (mtime_ns, size) of every note: the freshness check's only disk work."""
-        return self.vault.note_signatures()
+        """relpath -> (mtime_ns, size) of every note: the freshness check's only disk work.
+        With a watch running, only the notes it reports are looked at again."""
+        watch = self._watch
+        if watch is not None and self._last_scan is not None:
+            changed = watch.changes()
+            if changed is not None:
+                if not changed:
+                    return self._last_scan
+                scan = dict(self._last_scan)
+                for rel in changed:
+                    sig = self.vault.note_signature(rel)
+                    if sig is None:
+                        scan.pop(rel, None)
+                    else:
+                        scan[rel] = sig
+                self._last_scan = scan
+                return scan
+            self._stop_watch()
+        elif watch is None and self._folders is not None and self.watch_enabled:
+            # Watches go up before the scan below, so nothing after it goes unseen.
+            self._watch = NoteWatch.start(str(self.vault.root), (SESSIONS_DIR, MEMORIES_DIR),
+                                          self._folders)
+        folders: list[str] = []
+        scan = self.vault.note_signatures(folders)
+        if self._watch is not None and set(folders) != set(self._folders or ()):
+            self._stop_watch()  # folders came or went meanwhile: watch them next time
+        self._folders = folders
+        self._last_scan = scan
+        return scan
+
+    def _stop_watch(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
 
     # -- open / rebuild -------------------------------------------------------------
     def _open(self) -> windex.Index | None:
@@ -117,7 +159,7 @@ class NoteIndex:
         return self._ix
 
     def _create(self) -> windex.Index:
-        self.close()
+        self._close_index()
         if self.dir.is_dir():
             shutil.rmtree(self.dir)
         elif self.dir.exists():  # a file where the index folder belongs
@@ -127,9 +169,15 @@ class NoteIndex:
         return self._ix
 
     def close(self) -> None:
+        self._stop_watch()
+        self._last_scan = None
+        self._close_index()
+
+    def _close_index(self) -> None:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+        self._scorer = None
         self._ix = None
 
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
@@ -141,7 +189,12 @@ class NoteIndex:
             scan = self._scan()
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
-            if _unchanged(scan, known, broken):
+            verified = self._verified
+            # The same scan object (the watch saw nothing) against the same manifest
+            # object was already compared: 10k dict lookups saved per quiet check.
+            if (verified is not None and verified[0] is scan and verified[1] is manifest) or (
+                    _unchanged(scan, known, broken)):
+                self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
                 return report
         self.vault.ensure_layout()
@@ -266,6 +319,7 @@ class NoteIndex:
                 if segment is not None and not getattr(reader, "is_closed", False):
                     reusable[(segment.segment_id(), segment.deleted_count())] = reader
         toc = ix._read_toc()
+        self._searcher_generation = toc.generation
         readers, opened = [], []
         try:
             for segment in toc.segments:
@@ -326,10 +380,25 @@ class NoteIndex:
             ix = self._open()
         assert ix is not None
         if self._searcher is None:
+            self._searcher_generation = ix.latest_generation()
             self._searcher = ix.searcher(weighting=weighting())
-        elif not self._searcher.up_to_date():
+        elif ix.latest_generation() != self._searcher_generation:
+            # Not `Searcher.up_to_date()`: over an empty index it compares with the
+            # EmptyReader's -1 and reopens on every call.
             self._searcher = self._refreshed(ix)
         return self._searcher
+
+    def scorer(self):  # -> ocm.indexer.postings.PostingScorer
+        """The term-at-a-time scorer of the current searcher; what it decoded from a
+        segment carries over to the next searcher for every segment that one keeps."""
+        from .postings import PostingScorer
+
+        searcher = self.searcher()
+        old = self._scorer
+        if old is None or old.searcher is not searcher:
+            self._scorer = PostingScorer(searcher, BM25_K1, BM25_B,
+                                         old.cache if old is not None else None)
+        return self._scorer
 
 
 def _unchanged(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],

@@ -109,12 +109,16 @@ def _filter_query(filters: Filters) -> tuple[Q.Query | None, Q.Query | None]:
     return (Q.And(parts) if parts else None), mask
 
 
+def term_clauses(terms: list[str]) -> list[tuple[str, str, float]]:
+    """(field, term, boost) for every query term in every text field, then in tags."""
+    clauses = [(name, term, FIELD_BOOSTS[name]) for term in terms for name in SEARCH_FIELDS]
+    return clauses + [("tags", term, FIELD_BOOSTS["tags"]) for term in terms]
+
+
 def text_query(text: str, paths: tuple[str, ...] = ()) -> tuple[Q.Query | None, list[str]]:
     terms = list(dict.fromkeys(tokens(text)))
     clauses: list[Q.Query] = [
-        Q.Term(name, term, boost=FIELD_BOOSTS[name]) for term in terms for name in SEARCH_FIELDS
-    ]
-    clauses += [Q.Term("tags", term, boost=FIELD_BOOSTS["tags"]) for term in terms]
+        Q.Term(name, term, boost=boost) for name, term, boost in term_clauses(terms)]
     for fragment in paths:
         clean = fragment.lower().strip("`'\"").replace("*", "").replace("?", "")
         if clean:
@@ -158,12 +162,16 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         results = searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
                                   sortedby="date", reverse=True)
         hits = [_hit(index, r.fields(), 0.0) for r in results]
-    else:
+    elif explain or paths:
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
         hits = [_hit(index, r.fields(), r.score) for r in results]
         if explain:
             for hit, result in zip(hits, results, strict=False):
                 hit.explain = _explain(searcher, terms, paths, result["path"])
+    else:
+        # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
+        best = index.scorer().top(term_clauses(terms), limit, allow=filter_q, mask=mask)
+        hits = [_hit(index, searcher.stored_fields(doc), score) for doc, score in best]
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
     return hits
@@ -195,7 +203,8 @@ def decay(hit: Hit, now: datetime) -> float:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def in_window(hit: Hit, window: tuple[datetime | None, datetime | None],
@@ -249,14 +258,20 @@ def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
     top = hits[0].score or 1.0
     chosen: list[Hit] = []
     pool = list(hits)
+    # Each candidate's largest overlap with the picks so far, updated with the newest pick
+    # only: the same choices as comparing with every pick, in O(pool x limit) Jaccards.
+    overlap = [0.0] * len(pool)
     while pool and len(chosen) < limit:
-        def value(hit: Hit) -> float:
-            overlap = max((jaccard(hit.sketch, c.sketch) for c in chosen), default=0.0)
-            return MMR_LAMBDA * hit.score / top - (1 - MMR_LAMBDA) * overlap
-
-        best = max(pool, key=value)
-        chosen.append(best)
-        pool.remove(best)
+        best = max(range(len(pool)), key=lambda i: (
+            MMR_LAMBDA * pool[i].score / top - (1 - MMR_LAMBDA) * overlap[i], -i))
+        pick = pool.pop(best)
+        overlap.pop(best)
+        chosen.append(pick)
+        sketch = pick.sketch
+        for i, hit in enumerate(pool):
+            similarity = jaccard(hit.sketch, sketch)
+            if similarity > overlap[i]:
+                overlap[i] = similarity
     return chosen
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -83,7 +84,8 @@ def _stat_names(jobs: list[tuple[int, str, list[str]]],
             out[prefix + name] = (st.st_mtime_ns, st.st_size)
 
 
-def _signatures_by_path(root: str, cut: int) -> dict[str, tuple[int, int]]:
+def _signatures_by_path(root: str, cut: int,
+                        folders: list[str] | None) -> dict[str, tuple[int, int]]:
     """The portable walk (no `dir_fd`, e.g. Windows)."""
     out: dict[str, tuple[int, int]] = {}
     stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
@@ -93,6 +95,8 @@ def _signatures_by_path(root: str, cut: int) -> dict[str, tuple[int, int]]:
             entries = list(os.scandir(folder))
         except (FileNotFoundError, NotADirectoryError):
             continue
+        if folders is not None:
+            folders.append(folder)
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -172,16 +176,17 @@ class Vault:
         for rel in self.note_signatures():
             yield self.root / rel
 
-    def note_signatures(self) -> dict[str, tuple[int, int]]:
+    def note_signatures(self, folders: list[str] | None = None) -> dict[str, tuple[int, int]]:
         """relpath -> (mtime_ns, size) for every note: the freshness check before every
         search, so it is lean. One `stat` per note is the floor (an editor's in-place save
         changes nothing else), so each is made relative to an open folder descriptor (no
         path walk from `/`), and above `PARALLEL_STAT_MIN` notes two threads share them
-        (`stat` releases the GIL). No Path objects; every thread is joined before return."""
+        (`stat` releases the GIL). No Path objects; every thread is joined before return.
+        `folders`, if given, receives the absolute path of every note folder walked."""
         root = str(self.root)
         cut = len(root) + 1
         if not _DIR_FD_STAT:
-            return _signatures_by_path(root, cut)
+            return _signatures_by_path(root, cut, folders)
         out: dict[str, tuple[int, int]] = {}
         stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
         jobs: list[tuple[int, str, list[str]]] = []
@@ -194,6 +199,8 @@ class Vault:
                 except (FileNotFoundError, NotADirectoryError):
                     continue
                 jobs.append((fd, folder[cut:].replace(os.sep, "/") + "/", names := []))
+                if folders is not None:
+                    folders.append(folder)
                 with os.scandir(fd) as entries:
                     for entry in entries:
                         name = entry.name
@@ -220,6 +227,14 @@ class Vault:
             for fd, _, _ in jobs:
                 os.close(fd)
         return out
+
+    def note_signature(self, rel: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of one note by its vault-relative path; None if it is gone."""
+        try:
+            st = os.stat(os.path.join(self.root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
     def kind_of(self, path: Path) -> str:
         return "session" if self.relpath(path).startswith(SESSIONS_DIR + "/") else "memory"

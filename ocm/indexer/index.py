@@ -2,8 +2,10 @@
 
 Freshness: every read first compares each note's `(mtime_ns, size)` with a manifest kept
 beside the index (reading the signatures back out of Whoosh costs ~200 ms at 10k notes;
-the manifest ~2 ms) and re-indexes only what changed. The index is disposable: if it is
-missing, unreadable or from another schema version, it is rebuilt from the notes.
+the manifest ~2 ms) and re-indexes only what changed. A process that reads more than once
+(the MCP server) learns what changed from kernel events instead of a full `stat` scan
+(ocm/vault/watch.py). The index is disposable: if it is missing, unreadable or from
+another schema version, it is rebuilt from the notes.
 """
 
 from __future__ import annotations

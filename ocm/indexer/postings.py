@@ -19,6 +19,7 @@ equality tests fail loudly if an upgrade moves them.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from array import array
 from collections import OrderedDict
@@ -34,6 +35,8 @@ from whoosh.util.numeric import byte_to_length
 Clause = tuple[str, str, float]
 # Decoded postings kept per process: ~16 bytes each, so ~30 MB at most.
 POSTINGS_BUDGET = 2_000_000
+# Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
+STORED_BUDGET = 3000
 
 
 class _Postings:
@@ -92,6 +95,7 @@ class SegmentCache:
         self._lengths: dict[tuple[int, str], bytes] = {}
         self._postings: OrderedDict[tuple[int, str, str], _Postings | None] = OrderedDict()
         self._size = 0
+        self._stored: OrderedDict[tuple[int, int], dict] = OrderedDict()
 
     def keep_only(self, readers: Iterable[Any]) -> None:
         live = {id(reader): reader for reader in readers}
@@ -101,6 +105,20 @@ class SegmentCache:
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         for key in [k for k in self._postings if k[0] not in live]:
             self._forget(key)
+        for key in [k for k in self._stored if k[0] not in live]:
+            del self._stored[key]
+
+    def stored_fields(self, reader: Any, doc: int) -> dict:
+        """A document's stored fields; callers must not modify the dict."""
+        key = (id(reader), doc)
+        found = self._stored.get(key)
+        if found is None:
+            found = self._stored[key] = reader.stored_fields(doc)
+            if len(self._stored) > STORED_BUDGET:
+                self._stored.popitem(last=False)
+        else:
+            self._stored.move_to_end(key)
+        return found
 
     def _forget(self, key: tuple[int, str, str]) -> None:
         entry = self._postings.pop(key)
@@ -145,6 +163,7 @@ class PostingScorer:
         # An empty index is one EmptyReader, with nothing to score.
         self.leaves = [(reader, base) for reader, base in searcher.ixreader.leaf_readers()
                        if reader.doc_count_all()]
+        self._bases = [base for _, base in self.leaves]
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
         self._norms: dict[str, list[float]] = {}
@@ -190,6 +209,12 @@ class PostingScorer:
                                      strict=True):
                     acc[doc] += idf * part * boost
         return accs
+
+    def stored_fields(self, number: int) -> dict:
+        """Stored fields of a global doc number (shared: do not modify)."""
+        position = bisect.bisect_right(self._bases, number) - 1
+        reader, base = self.leaves[position]
+        return self.cache.stored_fields(reader, number - base)
 
     def doc_set(self, query: Any) -> frozenset[int]:
         """Global doc numbers matching a filter query, cached for this searcher."""

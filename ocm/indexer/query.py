@@ -12,12 +12,12 @@ Dates are naive local datetimes; ``since`` is inclusive and ``until`` exclusive.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from dateutil.parser import parse as dateutil_parse
 from dateutil.relativedelta import relativedelta
 
 __all__ = ["MAX_FILTER_QUERY_WORDS", "TOOLS", "ParsedQuery", "canonical_tool", "parse_query"]
@@ -170,12 +170,19 @@ def _date_pattern(prefix: str, forms: tuple[str, ...] = tuple(_DATE_FORMS)) -> s
 
 
 _FLAGS = re.IGNORECASE
-_RANGE_RE = re.compile(
-    rf"{_L}(?:between\s+{_date_pattern('a_')}\s+and\s+{_date_pattern('b_')}"
-    rf"|from\s+{_date_pattern('c_')}(?:\s+(?:to|until|till|through|thru)\s+|\s*[-–]\s*)"
-    rf"{_date_pattern('d_')}){_R}",
-    _FLAGS,
-)
+
+
+@functools.cache
+def _range_re() -> re.Pattern[str]:
+    # Compiled on first need (~10 ms, the largest pattern here): only queries holding
+    # "between" or "from" can match it.
+    return re.compile(
+        rf"{_L}(?:between\s+{_date_pattern('a_')}\s+and\s+{_date_pattern('b_')}"
+        rf"|from\s+{_date_pattern('c_')}(?:\s+(?:to|until|till|through|thru)\s+|\s*[-–]\s*)"
+        rf"{_date_pattern('d_')}){_R}",
+        _FLAGS,
+    )
+
 _PREP_RE = re.compile(
     rf"{_L}(?P<prep>{'|'.join(_PREP_FORMS)})\s+{_date_pattern('p_')}{_R}",
     _FLAGS,
@@ -285,6 +292,13 @@ class _Hit:
 Range = tuple[datetime, datetime]
 
 
+def _dateutil_parse(text: str, **kwargs: object) -> datetime:
+    # dateutil's parser costs ~25 ms to import; most queries name no date.
+    from dateutil.parser import parse
+
+    return parse(text, **kwargs)
+
+
 def _day(d: date) -> datetime:
     return datetime.combine(d, time())
 
@@ -341,7 +355,7 @@ def _resolve_date(m: re.Match[str], prefix: str, now: datetime, query: str) -> t
         has_year = re.search(_YEAR + r"$", text) is not None or form == "iso"
         # Only the candidate substring reaches dateutil, never the whole query:
         # with the full text it happily turns "429" or "2 retries" into dates.
-        parsed = dateutil_parse(text, default=datetime(today.year, 1, 1), fuzzy=False)
+        parsed = _dateutil_parse(text, default=datetime(today.year, 1, 1), fuzzy=False)
         year = parsed.year if has_year else None
         if form == "dm" and prefix == _BARE and "may" in text and not has_year:
             # "3 may be enough": a number followed by the verb, not a date.
@@ -349,7 +363,7 @@ def _resolve_date(m: re.Match[str], prefix: str, now: datetime, query: str) -> t
         d = date(_past_year_for(parsed.month, parsed.day, today, year), parsed.month, parsed.day)
         return form, (_day(d), _day(d + timedelta(days=1)))
     if form in ("ym", "my"):
-        parsed = dateutil_parse(text, default=datetime(today.year, 1, 1), fuzzy=False)
+        parsed = _dateutil_parse(text, default=datetime(today.year, 1, 1), fuzzy=False)
         start = _month_start(parsed.year, parsed.month)
         return form, (start, start + relativedelta(months=1))
     if form == "mon":
@@ -392,8 +406,11 @@ def _resolve_date(m: re.Match[str], prefix: str, now: datetime, query: str) -> t
 
 
 def _range_hits(query: str, now: datetime) -> list[_Hit]:
+    folded = query.casefold()
+    if "between" not in folded and "from" not in folded:
+        return []
     hits = []
-    for m in _RANGE_RE.finditer(query):
+    for m in _range_re().finditer(query):
         between = m.group(0).casefold().startswith("between")
         first, second = ("a_", "b_") if between else ("c_", "d_")
         try:

@@ -135,7 +135,7 @@ def text_query(text: str, paths: tuple[str, ...] = ()) -> tuple[Q.Query | None, 
 
 
 def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
-    meta = stored.get("meta") or {}
+    meta = dict(stored.get("meta") or {})  # hits annotate their own copy (staleness)
     epoch = stored.get("date") or 0
     return Hit(
         id=stored.get("id", ""), kind=stored.get("kind", ""), type=stored.get("type", ""),
@@ -170,8 +170,9 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
                 hit.explain = _explain(searcher, terms, paths, result["path"])
     else:
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
-        best = index.scorer().top(term_clauses(terms), limit, allow=filter_q, mask=mask)
-        hits = [_hit(index, searcher.stored_fields(doc), score) for doc, score in best]
+        scorer = index.scorer()
+        best = scorer.top(term_clauses(terms), limit, allow=filter_q, mask=mask)
+        hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
     return hits

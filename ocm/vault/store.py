@@ -37,7 +37,6 @@ from .memories import (
     validate_memory_status,
     validate_scope,
 )
-from .redact import redact
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
@@ -130,6 +129,9 @@ def read_document(path: Path) -> Document:
 
 
 def _clean(text: str) -> str:
+    # Imported here: its ~20 patterns cost ~10 ms to compile, and reads never redact.
+    from .redact import redact
+
     if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
         raise InvalidInput("text is not valid Unicode (it holds a lone surrogate)")
     return redact(text)

@@ -84,24 +84,30 @@ def _length_bytes(reader: Any, field: str) -> bytes:
     return bytes(data) + bytes(max(0, doccount - len(data)))
 
 
+def _segment_key(reader: Any) -> str:
+    """What identifies a segment's immutable content: its id. New deletions reopen the
+    reader but change nothing decoded here (the scorer reads them from the reader)."""
+    return reader.segment().segment_id()
+
+
 class SegmentCache:
-    """What was decoded from open segment readers, shared by successive scorers of one
-    index. Keyed by reader identity (the reader object is kept, so the identity cannot
-    be reused); entries of readers no longer searched are dropped."""
+    """What was decoded from segments, shared by successive scorers of one index: a
+    commit that deletes a few documents from the large segment keeps all of it. Entries
+    of segments no longer searched (merged away) are dropped."""
 
     def __init__(self, budget: int = POSTINGS_BUDGET) -> None:
         self.budget = budget
-        self._readers: dict[int, Any] = {}
-        self._lengths: dict[tuple[int, str], bytes] = {}
-        self._postings: OrderedDict[tuple[int, str, str], _Postings | None] = OrderedDict()
+        self._live: frozenset[str] = frozenset()
+        self._lengths: dict[tuple[str, str], bytes] = {}
+        self._postings: OrderedDict[tuple[str, str, str], _Postings | None] = OrderedDict()
         self._size = 0
-        self._stored: OrderedDict[tuple[int, int], dict] = OrderedDict()
+        self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
 
     def keep_only(self, readers: Iterable[Any]) -> None:
-        live = {id(reader): reader for reader in readers}
-        if live.keys() == self._readers.keys():
+        live = frozenset(_segment_key(reader) for reader in readers)
+        if live == self._live:
             return
-        self._readers = live
+        self._live = live
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         for key in [k for k in self._postings if k[0] not in live]:
             self._forget(key)
@@ -110,7 +116,7 @@ class SegmentCache:
 
     def stored_fields(self, reader: Any, doc: int) -> dict:
         """A document's stored fields; callers must not modify the dict."""
-        key = (id(reader), doc)
+        key = (_segment_key(reader), doc)
         found = self._stored.get(key)
         if found is None:
             found = self._stored[key] = reader.stored_fields(doc)
@@ -120,20 +126,20 @@ class SegmentCache:
             self._stored.move_to_end(key)
         return found
 
-    def _forget(self, key: tuple[int, str, str]) -> None:
+    def _forget(self, key: tuple[str, str, str]) -> None:
         entry = self._postings.pop(key)
         if entry is not None:
             self._size -= len(entry.ids)
 
     def lengths(self, reader: Any, field: str) -> bytes:
-        key = (id(reader), field)
+        key = (_segment_key(reader), field)
         found = self._lengths.get(key)
         if found is None:
             found = self._lengths[key] = _length_bytes(reader, field)
         return found
 
     def postings(self, reader: Any, field: str, term: str) -> _Postings | None:
-        key = (id(reader), field, term)
+        key = (_segment_key(reader), field, term)
         if key in self._postings:
             self._postings.move_to_end(key)
             return self._postings[key]

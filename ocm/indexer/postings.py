@@ -33,7 +33,7 @@ from whoosh.util.numeric import byte_to_length
 
 # (field, term, boost): one clause of the disjunction.
 Clause = tuple[str, str, float]
-# Decoded postings kept per process: ~16 bytes each, so ~30 MB at most.
+# Decoded postings kept per process: 16 bytes each (doc id, weight, score part), ~32 MB.
 POSTINGS_BUDGET = 2_000_000
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
@@ -49,7 +49,7 @@ class _Postings:
         self.ids = ids
         self.weights = weights
         self.avgfl = -1.0
-        self.parts: list[float] = []
+        self.parts = array("d")
 
 
 def _decode(matcher: Any) -> tuple[array, array]:
@@ -187,14 +187,14 @@ class PostingScorer:
             self._norms[field] = found
         return found
 
-    def _parts(self, entry: _Postings, reader: Any, field: str) -> list[float]:
+    def _parts(self, entry: _Postings, reader: Any, field: str) -> array:
         """tf*(K1+1) / (tf + norm(length)) per posting: all of BM25 but the idf."""
         avgfl, norms = self._norm_table(field)
         if entry.avgfl != avgfl:
             lengths = self.cache.lengths(reader, field)
             k1p1 = self.k1 + 1
-            entry.parts = [(tf * k1p1) / (tf + norms[lengths[doc]])
-                           for doc, tf in zip(entry.ids, entry.weights, strict=True)]
+            entry.parts = array("d", [(tf * k1p1) / (tf + norms[lengths[doc]])
+                                      for doc, tf in zip(entry.ids, entry.weights, strict=True)])
             entry.avgfl = avgfl
         return entry.parts
 

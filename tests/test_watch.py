@@ -45,7 +45,7 @@ def scans(project: Project, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def watched(project: Project) -> Project:
     project.remember("Redis TTL must be set on idempotency keys", "gotcha", title="Redis TTL")
     project.remember("Use alembic for every schema migration", "decision", title="Alembic")
-    for _ in range(3):  # first check scans, second starts the watch and scans
+    for _ in range(3):  # two checks scan, the third starts the watch (and scans)
         project.search("redis")
     return project
 

@@ -41,6 +41,8 @@ REBUILD_FRACTION = 0.5
 SMALL_SEGMENT_DOCS = 200
 MAX_SMALL_SEGMENTS = 4
 MAX_LARGE_SEGMENTS = 12
+# Full scans before the index watches its folders instead (see NoteIndex._scan).
+WATCH_AFTER_SCANS = 2
 
 Progress = Callable[[int, int], None]
 
@@ -76,9 +78,11 @@ class NoteIndex:
         self.build_procs = 1
         self._manifest_cache: tuple[tuple[int, int, int], dict] | None = None
         self.broken: dict[str, str] = {}
-        # Freshness from kernel events once this object has checked twice (a process that
-        # checks twice keeps checking: the MCP server); see ocm/vault/watch.py.
+        # Freshness from kernel events once this object has scanned twice: a process that
+        # checks again and again (the MCP server) gains from it, one CLI command does not
+        # pay for it; see ocm/vault/watch.py.
         self.watch_enabled = True
+        self._full_scans = 0
         self._watch: NoteWatch | None = None
         self._folders: list[str] | None = None
         self._last_scan: dict[str, tuple[int, int]] | None = None
@@ -140,12 +144,16 @@ class NoteIndex:
                 self._last_scan = scan
                 return scan
             self._stop_watch()
-        elif watch is None and self._folders is not None and self.watch_enabled:
+        elif (watch is None and self._folders is not None and self.watch_enabled
+              and self._full_scans >= WATCH_AFTER_SCANS):
             # Watches go up before the scan below, so nothing after it goes unseen.
             self._watch = NoteWatch.start(str(self.vault.root), (SESSIONS_DIR, MEMORIES_DIR),
                                           self._folders)
+            if self._watch is None:  # unavailable, or a folder vanished: try again later
+                self._full_scans = 0
         folders: list[str] = []
         scan = self.vault.note_signatures(folders)
+        self._full_scans += 1
         if self._watch is not None and set(folders) != set(self._folders or ()):
             self._stop_watch()  # folders came or went meanwhile: watch them next time
         self._folders = folders

@@ -9,7 +9,7 @@ from typing import Any
 
 from whoosh import query as Q
 
-from ocm.vault.memories import EVERGREEN_TYPES, HIDDEN_STATUSES
+from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATUSES
 
 from .analysis import tokens
 from .hits import Filters, Hit
@@ -21,6 +21,9 @@ HALF_LIFE_DAYS = 30.0
 # old match stays on top (a lower floor measurably buries old answers on real data).
 DECAY_FLOOR = 0.95
 SUPERSEDED_PENALTY = 0.5
+# A memory's own importance (1-10) as a mild prior: ±IMPORTANCE_WEIGHT at the ends of the
+# scale, none at the default, so records written without one are unaffected.
+IMPORTANCE_WEIGHT = 0.1
 RELATIVE_THRESHOLD = 0.12
 MMR_LAMBDA = 0.8
 # A date named next to real content ("what did Kate cook on 29 Dec") is a preference, not a
@@ -192,6 +195,15 @@ def decay(hit: Hit, now: datetime) -> float:
     return DECAY_FLOOR + (1.0 - DECAY_FLOOR) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
 
 
+def importance_prior(hit: Hit) -> float:
+    """A memory's own importance (1-10, default 5) as a mild multiplier: at most
+    IMPORTANCE_WEIGHT either way, 1.0 at the default."""
+    value = hit.meta.get("importance") if hit.kind == "memory" else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return 1.0
+    return 1.0 + IMPORTANCE_WEIGHT * (min(max(value, 1), 10) - DEFAULT_IMPORTANCE) / 5.0
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
@@ -218,7 +230,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
             hit.rank = position
         return hits[:limit]
     for hit in hits:
-        factor = decay(hit, now) * (priors or {}).get(
+        factor = decay(hit, now) * importance_prior(hit) * (priors or {}).get(
             "session" if hit.kind == "session" else hit.type, 1.0)
         if window is not None:
             if in_window(hit, window):
@@ -229,6 +241,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:
             hit.explain.update(bm25f=round(hit.score, 4), decay=round(decay(hit, now), 4),
+                               importance=round(importance_prior(hit), 4),
                                superseded_penalty=hit.status == "superseded")
         hit.score *= factor
     hits = sorted(hits, key=lambda h: h.score, reverse=True)

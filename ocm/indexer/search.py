@@ -14,6 +14,7 @@ from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATU
 from .analysis import tokens
 from .hits import Filters, Hit
 from .index import NoteIndex
+from .query import MAX_FILTER_QUERY_WORDS
 from .schema import FIELD_BOOSTS
 
 HALF_LIFE_DAYS = 30.0
@@ -44,16 +45,26 @@ _ACTIVITY_WORDS = frozenset({"did", "do", "done", "doing", "work", "worked", "wo
 # What a query asks for, read from its wording (seed 003's query-time type classification,
 # with words instead of a model): soft multipliers on matching kinds and memory types.
 PRIOR_BOOST = 1.3
+# A question for a kind of record (a gotcha, a decision, a procedure) asks for what is known,
+# which memories state and session logs only narrate, even when worded as work done ("why
+# did we drop X"): sessions then count for less than for a plain question.
+KNOWLEDGE_SESSION = 0.6
+# Resuming work ("where was I with X") asks for the latest session on X: among sessions,
+# recency then weighs more than the gentle general decay (RECENT_FLOOR instead of
+# DECAY_FLOOR). Not read from pasted text, whose "continue" is not an instruction.
+RECENT = "@recent"
+RECENT_FLOOR = 0.5
+_RESUME = re.compile(r"\b(where was i|left off|pick(?:ing)? up|continue|resum\w*)\b")
 _INTENTS: list[tuple[re.Pattern[str], dict[str, float]]] = [
-    (re.compile(r"\b(where was i|left off|pick(?:ing)? up|continue|resum\w*|sessions?)\b"),
-     {"session": PRIOR_BOOST}),
+    (_RESUME, {"session": PRIOR_BOOST}),
+    (re.compile(r"\bsessions?\b"), {"session": PRIOR_BOOST}),
     (re.compile(r"\b(gotchas?|pitfalls?|watch out|careful|caveats?|known issues?|warnings?|"
                 r"before (?:editing|changing|touching))\b"),
-     {"gotcha": PRIOR_BOOST, "bug_fix": 1.15}),
+     {"gotcha": PRIOR_BOOST, "bug_fix": 1.15, "session": KNOWLEDGE_SESSION}),
     (re.compile(r"\b(why|decid\w*|decisions?|chose|choose|instead of|what do we use)\b"),
-     {"decision": PRIOR_BOOST, "trade_off": 1.15}),
+     {"decision": PRIOR_BOOST, "trade_off": 1.15, "session": KNOWLEDGE_SESSION}),
     (re.compile(r"\b(how (?:do|to|can) (?:i|we)|steps?|procedures?)\b"),
-     {"procedure": PRIOR_BOOST}),
+     {"procedure": PRIOR_BOOST, "session": KNOWLEDGE_SESSION}),
 ]
 
 
@@ -63,19 +74,25 @@ _ACTIVITY = re.compile(r"\b(did|done|doing|worked|working|changed|fixed|tried|wr
 # Without such words a question asks what is true, which memories state and session logs
 # only narrate: sessions then count for a little less.
 SESSION_NARRATIVE = 0.75
+# Wording read as intent only in search phrases, not in pasted paragraphs.
+MAX_INTENT_WORDS = MAX_FILTER_QUERY_WORDS
 
 
 def intent_priors(query: str, about_sessions: bool = False) -> dict[str, float]:
-    """Multipliers by kind ('session') or memory type that the query's wording implies;
-    `about_sessions` when a tool or date filter already points at work done."""
+    """Multipliers by kind ('session') or memory type that the query's wording implies
+    (the strongest wins where two intents name the same key); `about_sessions` when a tool
+    or date filter already points at work done. RECENT in the result asks rank() for
+    recency among sessions."""
     text = query.lower()
     priors: dict[str, float] = {}
     for pattern, boosts in _INTENTS:
         if pattern.search(text):
             for key, value in boosts.items():
-                priors[key] = max(priors.get(key, 1.0), value)
+                priors[key] = max(priors[key], value) if key in priors else value
     if "session" not in priors and not about_sessions and not _ACTIVITY.search(text):
         priors["session"] = SESSION_NARRATIVE
+    if _RESUME.search(text) and len(text.split()) <= MAX_INTENT_WORDS:
+        priors[RECENT] = 1.0
     return priors
 
 
@@ -188,11 +205,11 @@ def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str)
     return {"fields": fields}
 
 
-def decay(hit: Hit, now: datetime) -> float:
+def decay(hit: Hit, now: datetime, floor: float = DECAY_FLOOR) -> float:
     if hit.type in EVERGREEN_TYPES or hit.date is None:
         return 1.0
     age_days = max(0.0, (now - hit.date).total_seconds() / 86400.0)
-    return DECAY_FLOOR + (1.0 - DECAY_FLOOR) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
+    return floor + (1.0 - floor) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
 
 
 def importance_prior(hit: Hit) -> float:
@@ -229,8 +246,15 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
         return hits[:limit]
+    priors = dict(priors or {})
+    if window is not None and priors.get("session") == SESSION_NARRATIVE:
+        # A date named next to the content points at work done (intent_priors'
+        # `about_sessions`): sessions are not discounted as mere narrative then.
+        del priors["session"]
+    recent = RECENT in priors
     for hit in hits:
-        factor = decay(hit, now) * importance_prior(hit) * (priors or {}).get(
+        aged = decay(hit, now, RECENT_FLOOR if recent and hit.kind == "session" else DECAY_FLOOR)
+        factor = aged * importance_prior(hit) * priors.get(
             "session" if hit.kind == "session" else hit.type, 1.0)
         if window is not None:
             if in_window(hit, window):
@@ -240,7 +264,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         if hit.status == "superseded":
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:
-            hit.explain.update(bm25f=round(hit.score, 4), decay=round(decay(hit, now), 4),
+            hit.explain.update(bm25f=round(hit.score, 4), decay=round(aged, 4),
                                importance=round(importance_prior(hit), 4),
                                superseded_penalty=hit.status == "superseded")
         hit.score *= factor

@@ -65,6 +65,10 @@ _INTENTS: list[tuple[re.Pattern[str], dict[str, float]]] = [
      {"decision": PRIOR_BOOST, "trade_off": 1.15, "session": KNOWLEDGE_SESSION}),
     (re.compile(r"\b(how (?:do|to|can) (?:i|we)|steps?|procedures?)\b"),
      {"procedure": PRIOR_BOOST, "session": KNOWLEDGE_SESSION}),
+    # A symptom ("slow", "flaky", "out of memory") asks for what fixed it.
+    (re.compile(r"\b(errors?|fail\w*|crash\w*|broken|bugs?|slow|leak\w*|flaky|killed|"
+                r"timeouts?|exceptions?|out of memory|oom|regression)\b"),
+     {"bug_fix": PRIOR_BOOST}),
 ]
 
 

@@ -26,7 +26,9 @@ SUPERSEDED_PENALTY = 0.5
 # scale, none at the default, so records written without one are unaffected.
 IMPORTANCE_WEIGHT = 0.1
 RELATIVE_THRESHOLD = 0.12
-MMR_LAMBDA = 0.8
+# Diversity weighs a tenth: sketches of conversation notes share small talk, so a stronger
+# diversity term (0.8) reordered near-ties more by chance than by redundancy.
+MMR_LAMBDA = 0.9
 # A date named next to real content ("what did Kate cook on 29 Dec") is a preference, not a
 # filter: the event is often written down a day or two later.
 DATE_PRIOR = 1.5

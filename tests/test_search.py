@@ -224,3 +224,20 @@ def test_a_unique_word_deep_in_a_long_note_is_found(project: Project) -> None:
     filler = " ".join(f"word{i} alpha beta gamma" for i in range(800))
     project.remember(f"{filler} zanzibarite {filler}", "context", title="Long notes")
     assert ids(search(project, "zanzibarite"))
+
+
+def test_superseded_goes_last_when_its_replacements_replacement_is_listed() -> None:
+    from ocm.indexer import search as engine
+    from ocm.indexer.hits import Hit
+
+    def hit(id_: str, status: str, score: float, **meta: str) -> Hit:
+        return Hit(id=id_, kind="memory", type="decision", title=id_, status=status, tool="",
+                   scope="project", date=NOW, path=Path(id_), meta=dict(meta), score=score)
+
+    # pool-20 -> pool-30 (not found) -> pgbouncer (found): pool-20 is history.
+    old = hit("pool-20", "superseded", 9.0, superseded_by="pool-30")
+    other = hit("session-setup", "active", 8.0)
+    newest = hit("pgbouncer", "active", 5.0, supersedes="pool-30")
+    lone = hit("lone-old", "superseded", 7.0, superseded_by="not-found")
+    order = [h.id for h in engine._replacements_first([old, other, lone, newest])]
+    assert order == ["session-setup", "lone-old", "pgbouncer", "pool-20"]

@@ -305,7 +305,23 @@ def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
 
 def _replacements_first(hits: list[Hit]) -> list[Hit]:
     """A superseded record whose replacement is listed goes after every current record:
-    the history stays findable without crowding out what is true now."""
+    the history stays findable without crowding out what is true now. The replacement may
+    itself have been replaced by a listed record (A -> B -> C with only A and C found): the
+    listed record's `supersedes` names the missing link."""
     listed = {hit.id for hit in hits}
-    current = [h for h in hits if not (h.status == "superseded" and h.superseded_by in listed)]
+    # id -> the listed record that replaced it (read from that record's `supersedes`).
+    replaced_by_listed = {str(h.meta.get("supersedes") or ""): h.id for h in hits}
+    replaced_by_listed.pop("", None)
+
+    def replacement_listed(hit: Hit) -> bool:
+        seen: set[str] = set()
+        nxt = hit.superseded_by
+        while nxt and nxt not in seen:
+            if nxt in listed:
+                return True
+            seen.add(nxt)
+            nxt = replaced_by_listed.get(nxt, "")
+        return False
+
+    current = [h for h in hits if not (h.status == "superseded" and replacement_listed(h))]
     return current + [h for h in hits if h not in current]

@@ -80,6 +80,7 @@ _ACTIVITY = re.compile(r"\b(did|done|doing|worked|working|changed|fixed|tried|wr
 # Without such words a question asks what is true, which memories state and session logs
 # only narrate: sessions then count for a little less.
 SESSION_NARRATIVE = 0.75
+_IDENTIFIER = re.compile(r"\S*\w[/\\._]\w\S*")
 # Wording read as intent only in search phrases, not in pasted paragraphs.
 MAX_INTENT_WORDS = MAX_FILTER_QUERY_WORDS
 
@@ -89,7 +90,8 @@ def intent_priors(query: str, about_sessions: bool = False) -> dict[str, float]:
     (the strongest wins where two intents name the same key); `about_sessions` when a tool
     or date filter already points at work done. RECENT in the result asks rank() for
     recency among sessions."""
-    text = query.lower()
+    # Intent is read from words, not from paths or identifiers ("src/db/session.py").
+    text = _IDENTIFIER.sub(" ", query.lower())
     priors: dict[str, float] = {}
     for pattern, boosts in _INTENTS:
         if pattern.search(text):
@@ -97,7 +99,7 @@ def intent_priors(query: str, about_sessions: bool = False) -> dict[str, float]:
                 priors[key] = max(priors[key], value) if key in priors else value
     if "session" not in priors and not about_sessions and not _ACTIVITY.search(text):
         priors["session"] = SESSION_NARRATIVE
-    if _RESUME.search(text) and len(text.split()) <= MAX_INTENT_WORDS:
+    if _RESUME.search(text) and len(query.split()) <= MAX_INTENT_WORDS:
         priors[RECENT] = 1.0
     return priors
 

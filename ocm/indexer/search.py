@@ -17,7 +17,9 @@ from .index import NoteIndex
 from .query import MAX_FILTER_QUERY_WORDS
 from .schema import FIELD_BOOSTS
 
-HALF_LIFE_DAYS = 30.0
+# Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
+# conversation or project weeks old is still one piece of current context.
+HALF_LIFE_DAYS = 60.0
 # Decay never takes a score below this share of itself: recency breaks near-ties, a strong
 # old match stays on top (a lower floor measurably buries old answers on real data).
 DECAY_FLOOR = 0.95

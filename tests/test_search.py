@@ -224,3 +224,46 @@ def test_a_unique_word_deep_in_a_long_note_is_found(project: Project) -> None:
     filler = " ".join(f"word{i} alpha beta gamma" for i in range(800))
     project.remember(f"{filler} zanzibarite {filler}", "context", title="Long notes")
     assert ids(search(project, "zanzibarite"))
+
+
+def test_query_wording_sets_kind_and_type_priors() -> None:
+    from ocm.indexer import search as engine
+
+    # A question for a kind of record discounts sessions even when worded as work done.
+    why = engine.intent_priors("why did we drop celery")
+    assert why["decision"] > 1.0 and why["session"] == engine.KNOWLEDGE_SESSION
+    assert engine.intent_priors("gotchas in src/db/session.py")["session"] < 1.0
+    # A symptom asks for what fixed it.
+    assert engine.intent_priors("checkout slow under load")["bug_fix"] > 1.0
+    # Resuming asks for recent sessions; pasted paragraphs never set that.
+    assert engine.RECENT in engine.intent_priors("where was I with the cart refactor")
+    long = "please continue " + "word " * 30
+    assert engine.RECENT not in engine.intent_priors(long)
+    # Work done keeps sessions at full weight; a plain question discounts them a little.
+    assert "session" not in engine.intent_priors("what did I change in the cart")
+    assert engine.intent_priors("cart total")["session"] == engine.SESSION_NARRATIVE
+
+
+def test_importance_breaks_near_ties(project: Project) -> None:
+    low = project.remember("Release checklist lives in the wiki", "context", importance=3,
+                           created=NOW)
+    high = project.remember("Release checklist lives in the repo", "context", importance=8,
+                            created=NOW)
+    assert ids(search(project, "release checklist"))[:2] == [high.id, low.id]
+
+
+def test_superseded_goes_last_when_its_replacements_replacement_is_listed() -> None:
+    from ocm.indexer import search as engine
+    from ocm.indexer.hits import Hit
+
+    def hit(id_: str, status: str, score: float, **meta: str) -> Hit:
+        return Hit(id=id_, kind="memory", type="decision", title=id_, status=status, tool="",
+                   scope="project", date=NOW, path=Path(id_), meta=dict(meta), score=score)
+
+    # pool-20 -> pool-30 (not found) -> pgbouncer (found): pool-20 is history.
+    old = hit("pool-20", "superseded", 9.0, superseded_by="pool-30")
+    other = hit("session-setup", "active", 8.0)
+    newest = hit("pgbouncer", "active", 5.0, supersedes="pool-30")
+    lone = hit("lone-old", "superseded", 7.0, superseded_by="not-found")
+    order = [h.id for h in engine._replacements_first([old, other, lone, newest])]
+    assert order == ["session-setup", "lone-old", "pgbouncer", "pool-20"]

@@ -9,20 +9,28 @@ from typing import Any
 
 from whoosh import query as Q
 
-from ocm.vault.memories import EVERGREEN_TYPES, HIDDEN_STATUSES
+from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATUSES
 
 from .analysis import tokens
 from .hits import Filters, Hit
 from .index import NoteIndex
+from .query import MAX_FILTER_QUERY_WORDS
 from .schema import FIELD_BOOSTS
 
-HALF_LIFE_DAYS = 30.0
+# Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
+# conversation or project weeks old is still one piece of current context.
+HALF_LIFE_DAYS = 60.0
 # Decay never takes a score below this share of itself: recency breaks near-ties, a strong
 # old match stays on top (a lower floor measurably buries old answers on real data).
 DECAY_FLOOR = 0.95
 SUPERSEDED_PENALTY = 0.5
+# A memory's own importance (1-10) as a mild prior: ±IMPORTANCE_WEIGHT at the ends of the
+# scale, none at the default, so records written without one are unaffected.
+IMPORTANCE_WEIGHT = 0.1
 RELATIVE_THRESHOLD = 0.12
-MMR_LAMBDA = 0.8
+# Diversity weighs a tenth: sketches of conversation notes share small talk, so a stronger
+# diversity term (0.8) reordered near-ties more by chance than by redundancy.
+MMR_LAMBDA = 0.9
 # A date named next to real content ("what did Kate cook on 29 Dec") is a preference, not a
 # filter: the event is often written down a day or two later.
 DATE_PRIOR = 1.5
@@ -41,16 +49,30 @@ _ACTIVITY_WORDS = frozenset({"did", "do", "done", "doing", "work", "worked", "wo
 # What a query asks for, read from its wording (seed 003's query-time type classification,
 # with words instead of a model): soft multipliers on matching kinds and memory types.
 PRIOR_BOOST = 1.3
+# A question for a kind of record (a gotcha, a decision, a procedure) asks for what is known,
+# which memories state and session logs only narrate, even when worded as work done ("why
+# did we drop X"): sessions then count for less than for a plain question.
+KNOWLEDGE_SESSION = 0.6
+# Resuming work ("where was I with X") asks for the latest session on X: among sessions,
+# recency then weighs more than the gentle general decay (RECENT_FLOOR instead of
+# DECAY_FLOOR). Not read from pasted text, whose "continue" is not an instruction.
+RECENT = "@recent"
+RECENT_FLOOR = 0.5
+_RESUME = re.compile(r"\b(where was i|left off|pick(?:ing)? up|continue|resum\w*)\b")
 _INTENTS: list[tuple[re.Pattern[str], dict[str, float]]] = [
-    (re.compile(r"\b(where was i|left off|pick(?:ing)? up|continue|resum\w*|sessions?)\b"),
-     {"session": PRIOR_BOOST}),
+    (_RESUME, {"session": PRIOR_BOOST}),
+    (re.compile(r"\bsessions?\b"), {"session": PRIOR_BOOST}),
     (re.compile(r"\b(gotchas?|pitfalls?|watch out|careful|caveats?|known issues?|warnings?|"
                 r"before (?:editing|changing|touching))\b"),
-     {"gotcha": PRIOR_BOOST, "bug_fix": 1.15}),
+     {"gotcha": PRIOR_BOOST, "bug_fix": 1.15, "session": KNOWLEDGE_SESSION}),
     (re.compile(r"\b(why|decid\w*|decisions?|chose|choose|instead of|what do we use)\b"),
-     {"decision": PRIOR_BOOST, "trade_off": 1.15}),
+     {"decision": PRIOR_BOOST, "trade_off": 1.15, "session": KNOWLEDGE_SESSION}),
     (re.compile(r"\b(how (?:do|to|can) (?:i|we)|steps?|procedures?)\b"),
-     {"procedure": PRIOR_BOOST}),
+     {"procedure": PRIOR_BOOST, "session": KNOWLEDGE_SESSION}),
+    # A symptom ("slow", "flaky", "out of memory") asks for what fixed it.
+    (re.compile(r"\b(errors?|fail\w*|crash\w*|broken|bugs?|slow|leak\w*|flaky|killed|"
+                r"timeouts?|exceptions?|out of memory|oom|regression)\b"),
+     {"bug_fix": PRIOR_BOOST}),
 ]
 
 
@@ -60,19 +82,27 @@ _ACTIVITY = re.compile(r"\b(did|done|doing|worked|working|changed|fixed|tried|wr
 # Without such words a question asks what is true, which memories state and session logs
 # only narrate: sessions then count for a little less.
 SESSION_NARRATIVE = 0.75
+_IDENTIFIER = re.compile(r"\S*\w[/\\._]\w\S*")
+# Wording read as intent only in search phrases, not in pasted paragraphs.
+MAX_INTENT_WORDS = MAX_FILTER_QUERY_WORDS
 
 
 def intent_priors(query: str, about_sessions: bool = False) -> dict[str, float]:
-    """Multipliers by kind ('session') or memory type that the query's wording implies;
-    `about_sessions` when a tool or date filter already points at work done."""
-    text = query.lower()
+    """Multipliers by kind ('session') or memory type that the query's wording implies
+    (the strongest wins where two intents name the same key); `about_sessions` when a tool
+    or date filter already points at work done. RECENT in the result asks rank() for
+    recency among sessions."""
+    # Intent is read from words, not from paths or identifiers ("src/db/session.py").
+    text = _IDENTIFIER.sub(" ", query.lower())
     priors: dict[str, float] = {}
     for pattern, boosts in _INTENTS:
         if pattern.search(text):
             for key, value in boosts.items():
-                priors[key] = max(priors.get(key, 1.0), value)
+                priors[key] = max(priors[key], value) if key in priors else value
     if "session" not in priors and not about_sessions and not _ACTIVITY.search(text):
         priors["session"] = SESSION_NARRATIVE
+    if _RESUME.search(text) and len(query.split()) <= MAX_INTENT_WORDS:
+        priors[RECENT] = 1.0
     return priors
 
 
@@ -194,11 +224,20 @@ def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str)
     return {"fields": fields}
 
 
-def decay(hit: Hit, now: datetime) -> float:
+def decay(hit: Hit, now: datetime, floor: float = DECAY_FLOOR) -> float:
     if hit.type in EVERGREEN_TYPES or hit.date is None:
         return 1.0
     age_days = max(0.0, (now - hit.date).total_seconds() / 86400.0)
-    return DECAY_FLOOR + (1.0 - DECAY_FLOOR) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
+    return floor + (1.0 - floor) * math.pow(0.5, age_days / HALF_LIFE_DAYS)
+
+
+def importance_prior(hit: Hit) -> float:
+    """A memory's own importance (1-10, default 5) as a mild multiplier: at most
+    IMPORTANCE_WEIGHT either way, 1.0 at the default."""
+    value = hit.meta.get("importance") if hit.kind == "memory" else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return 1.0
+    return 1.0 + IMPORTANCE_WEIGHT * (min(max(value, 1), 10) - DEFAULT_IMPORTANCE) / 5.0
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -227,8 +266,15 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
         return hits[:limit]
+    priors = dict(priors or {})
+    if window is not None and priors.get("session") == SESSION_NARRATIVE:
+        # A date named next to the content points at work done (intent_priors'
+        # `about_sessions`): sessions are not discounted as mere narrative then.
+        del priors["session"]
+    recent = RECENT in priors
     for hit in hits:
-        factor = decay(hit, now) * (priors or {}).get(
+        aged = decay(hit, now, RECENT_FLOOR if recent and hit.kind == "session" else DECAY_FLOOR)
+        factor = aged * importance_prior(hit) * priors.get(
             "session" if hit.kind == "session" else hit.type, 1.0)
         if window is not None:
             if in_window(hit, window):
@@ -238,7 +284,8 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         if hit.status == "superseded":
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:
-            hit.explain.update(bm25f=round(hit.score, 4), decay=round(decay(hit, now), 4),
+            hit.explain.update(bm25f=round(hit.score, 4), decay=round(aged, 4),
+                               importance=round(importance_prior(hit), 4),
                                superseded_penalty=hit.status == "superseded")
         hit.score *= factor
     hits = sorted(hits, key=lambda h: h.score, reverse=True)
@@ -278,7 +325,23 @@ def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
 
 def _replacements_first(hits: list[Hit]) -> list[Hit]:
     """A superseded record whose replacement is listed goes after every current record:
-    the history stays findable without crowding out what is true now."""
+    the history stays findable without crowding out what is true now. The replacement may
+    itself have been replaced by a listed record (A -> B -> C with only A and C found): the
+    listed record's `supersedes` names the missing link."""
     listed = {hit.id for hit in hits}
-    current = [h for h in hits if not (h.status == "superseded" and h.superseded_by in listed)]
+    # id -> the listed record that replaced it (read from that record's `supersedes`).
+    replaced_by_listed = {str(h.meta.get("supersedes") or ""): h.id for h in hits}
+    replaced_by_listed.pop("", None)
+
+    def replacement_listed(hit: Hit) -> bool:
+        seen: set[str] = set()
+        nxt = hit.superseded_by
+        while nxt and nxt not in seen:
+            if nxt in listed:
+                return True
+            seen.add(nxt)
+            nxt = replaced_by_listed.get(nxt, "")
+        return False
+
+    current = [h for h in hits if not (h.status == "superseded" and replacement_listed(h))]
     return current + [h for h in hits if h not in current]

@@ -461,20 +461,13 @@ class Project:
     def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
         """Flag active project memories whose files changed in git since they were written
         (`meta['changed_files']`); derived here at read time, never written to the note."""
-        from ocm.vault.staleness import checker
+        from ocm.vault.staleness import mark_stale
 
-        roots = [(v.root.resolve(), v.project_root) for v in vaults if v.scope == "project"]
-        for hit in hits:
-            meta = hit.meta
-            if hit.kind != "memory" or hit.status != "active" or not meta.get("files") or (
-                    not meta.get("git_sha")):
-                continue
-            root = next((r for base, r in roots if hit.path.is_relative_to(base)), None)
-            if root is None:
-                continue
-            changed = checker(root).changed_files(meta["git_sha"], meta["files"])
-            if changed:
-                meta["changed_files"] = changed
+        for vault in vaults:
+            if vault.scope == "project":
+                base = vault.root.resolve()
+                mark_stale([h for h in hits if h.path.is_relative_to(base)],
+                           vault.project_root)
 
     def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,
                      scope: str = "project") -> dict[str, Any]:

@@ -88,3 +88,7 @@ def test_memo_survives_pickling_and_eviction(monkeypatch: pytest.MonkeyPatch) ->
     for _ in range(3):
         assert fused.index_terms(text) == [t.text for t in LEGACY(text)]
         assert _stream(fused, text, chars=True) == _stream(LEGACY, text, chars=True)
+
+
+def test_large_counts_are_encoded_like_frequency() -> None:
+    _assert_same("retry " * 300 + "cache " * 255 + "pool " * 256)

@@ -330,7 +330,15 @@ class CountedFrequency(Frequency):
             return super().word_values(value, analyzer, **kwargs)
         fb = self.field_boost
         counts = Counter(analyzer.index_terms(value))
-        return ((w, n, float(n) * fb, pack_uint(n)) for w, n in counts.items())
+        packed = _PACKED_COUNTS
+        return ((w, n, float(n) * fb, packed[n] if n < _PACKED_LIMIT else pack_uint(n))
+                for w, n in counts.items())
+
+
+# Encoded small counts, shared: a build holds millions of postings in memory at once and
+# nearly all of them count a term a few times.
+_PACKED_LIMIT = 256
+_PACKED_COUNTS = tuple(pack_uint(n) for n in range(_PACKED_LIMIT))
 
 
 _ANALYZER: CodeAnalyzer | None = None

@@ -25,6 +25,7 @@ from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import Vault, read_document
 
+from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields
 from .schema import SCHEMA_VERSION, build_schema, weighting
 
@@ -38,6 +39,8 @@ REBUILD_FRACTION = 0.5
 SMALL_SEGMENT_DOCS = 200
 MAX_SMALL_SEGMENTS = 4
 MAX_LARGE_SEGMENTS = 12
+# Posting-pool budget of each writer in a full rebuild (Whoosh's estimate, in MB).
+BUILD_POOL_MB = 512
 
 Progress = Callable[[int, int], None]
 
@@ -200,7 +203,8 @@ class NoteIndex:
     def _write(self, ix: windex.Index, scan: dict[str, tuple[int, int]], changed: list[str],
                deleted: list[str], known: dict[str, list[int]], broken: dict[str, list],
                report: SyncReport, progress: Progress | None) -> None:
-        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1)
+        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1,
+                         rebuild=report.rebuilt)
         # One reader for every delete: `update_document` and a bare `delete_by_term` open a
         # reader over all segments per call (~10 ms each at 10k notes). `path` is the only
         # unique field, so delete-by-path + add is exactly what update_document does.
@@ -385,13 +389,21 @@ def _merge_small(writer, segments):  # -> list of the segments kept as they are
     return [s for s in segments if s not in merge]
 
 
-def _writer(ix: windex.Index, procs: int = 1):
+def _writer(ix: windex.Index, procs: int = 1, rebuild: bool = False):
     """A writer, waiting for another process's; `procs>1` only for a full rebuild from a
     single-threaded process (the CLI): it forks, which is unsafe in threaded hosts."""
     deadline = time.monotonic() + WRITER_TIMEOUT_S
     kwargs: dict = {}
+    if rebuild:
+        # Same files as Whoosh's default codec, with a fraction of its per-posting work.
+        kwargs["codec"] = BuildCodec()
+        # Each (sub-)writer sorts its postings in memory up to this estimate, then spills
+        # sorted runs to disk and merges them at commit: at Whoosh's default (128) a
+        # 10k-note build spilled several runs, and pickling, reloading and heap-merging
+        # every posting took ~30 % of the build. Peak memory is about this much per writer.
+        kwargs["limitmb"] = BUILD_POOL_MB
     if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
-        kwargs = {"procs": procs, "multisegment": True}
+        kwargs.update(procs=procs, multisegment=True)
     while True:
         try:
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)

@@ -21,7 +21,7 @@ import zlib
 from array import array
 from collections.abc import Iterable, Sequence
 from itertools import groupby
-from operator import itemgetter
+from operator import itemgetter, sub
 from pickle import dumps
 from typing import Any
 
@@ -34,9 +34,8 @@ from whoosh.codec.whoosh3 import (
     W3Segment,
     W3TermInfo,
 )
-from whoosh.system import pack_ushort
+from whoosh.system import pack_int, pack_ushort
 from whoosh.util.numeric import length_to_byte
-from whoosh.util.numlists import delta_encode
 
 Posting = tuple[str, bytes, int, float, bytes | None]
 
@@ -113,8 +112,10 @@ class BulkFieldWriter(W3FieldWriter):
                 if not postings:
                     continue
             _, _, docnums, weights, values = zip(*postings, strict=True)
-            lens = [field_lengths[d] for d in docnums] if field_lengths else [0] * len(docnums)
-            values = [b"" if v is None else v for v in values]
+            lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
+                    else [0] * len(docnums))
+            if None in values:  # Whoosh writes a missing value as empty bytes
+                values = tuple(b"" if v is None else v for v in values)
             if len(docnums) <= single_block:
                 self._add_one_block_term(btext, docnums, weights, values, lens)
             else:
@@ -131,47 +132,51 @@ class BulkFieldWriter(W3FieldWriter):
         for a term whose postings fit in one block, without their dozen calls per term
         (``start_postings``, ``_write_block``, ``add_block``, ``_mini_*``...): the same
         block header, info tuple and data tuple, pickled and compressed the same way."""
-        ids = array("I", docnums)
+        n = len(docnums)
         block_weights = array("f", weights)
         top = max(weights)
         maxweight = top if top > 0 else 0
-        known = [n for n in lengths if n]
+        known = [x for x in lengths if x] if 0 in lengths else lengths
         minlength = min(known) if known else None
         maxlength = max(known) if known else 0
-        data = (tuple(delta_encode(ids)), _mini_weights(block_weights),
-                _mini_values(self._format.fixed_value_size(), [v for v in values if v]))
+        # delta_encode(ids), with the subtraction done by map
+        deltas = tuple(map(sub, docnums, (0, *docnums[:-1])))
+        data = (deltas, _mini_weights(block_weights),
+                _mini_values(self._format.fixed_value_size(), values))
         databytes = dumps(data, 2)
         comp = self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE else 0
         if comp:
             databytes = zlib.compress(databytes, comp)
-        infobytes = dumps((len(ids), ids[-1], maxweight, comp, length_to_byte(minlength),
+        infobytes = dumps((n, docnums[-1], maxweight, comp, length_to_byte(minlength),
                            length_to_byte(maxlength)), 2)
+        # Magic (first block), length (negative: the last block), info, data: one write.
+        block = b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-(len(infobytes) + len(databytes))),
+                          infobytes, databytes))
         postfile = self._postfile
         start = postfile.tell()
-        postfile.write(WHOOSH3_HEADER_MAGIC)
-        postfile.write_int(-(len(infobytes) + len(databytes)))  # negative: the last block
-        postfile.write(infobytes)
-        postfile.write(databytes)
-        terminfo = W3TermInfo(weight=0 + sum(block_weights), df=len(ids), minlength=minlength,
-                              maxlength=maxlength, maxweight=maxweight, minid=ids[0],
-                              maxid=ids[-1])
-        terminfo.set_extent(start, postfile.tell() - start)
+        postfile.write(block)
+        terminfo = W3TermInfo(weight=0 + sum(block_weights), df=n, minlength=minlength,
+                              maxlength=maxlength, maxweight=maxweight, minid=docnums[0],
+                              maxid=docnums[-1])
+        terminfo.set_extent(start, len(block))
         self._tindex.add(pack_ushort(self._fieldid) + btext, terminfo.to_bytes())
 
 
 def _mini_weights(weights: array) -> Any:
     """``W3PostingsWriter._mini_weights``: None if all 1.0, one value if all equal."""
-    if all(w == 1.0 for w in weights):
+    n = len(weights)
+    if weights.count(1.0) == n:
         return None
-    if all(w == weights[0] for w in weights):
+    if weights.count(weights[0]) == n:
         return weights[0]
     return tuple(weights)
 
 
-def _mini_values(fixed_size: int | None, values: list[bytes]) -> Any:
-    """``W3PostingsWriter._mini_values`` for a format's fixed value size."""
+def _mini_values(fixed_size: int | None, values: Sequence[bytes]) -> Any:
+    """``W3PostingsWriter._mini_values`` for a format's fixed value size (it only ever
+    holds the non-empty values; joining the empty ones adds nothing)."""
     if fixed_size is None or fixed_size < 0:
-        return tuple(values)
+        return tuple(v for v in values if v)
     if fixed_size == 0:
         return None
     return b"".join(values)

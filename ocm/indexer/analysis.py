@@ -13,8 +13,10 @@ part of the on-disk index format: moving it requires a reindex.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 from whoosh.analysis import (
     Analyzer,
@@ -25,12 +27,18 @@ from whoosh.analysis import (
     StopFilter,
 )
 from whoosh.analysis.acore import Token
+from whoosh.formats import Frequency
+from whoosh.lang import stemmer_for_language
+from whoosh.system import pack_uint
 
 __all__ = [
     "STOP_WORDS",
+    "CodeAnalyzer",
     "CodePartsFilter",
+    "CountedFrequency",
     "SimpleWordStemFilter",
     "code_analyzer",
+    "legacy_chain",
     "tokens",
 ]
 
@@ -165,7 +173,10 @@ class SimpleWordStemFilter(StemFilter):
             yield t
 
 
-def _build() -> Analyzer:
+def legacy_chain() -> Analyzer:
+    """The analyzer as a chain of Whoosh filters: the reference :class:`CodeAnalyzer` must
+    match token for token (tests compare them). Indexes built before the fused analyzer
+    pickled this chain."""
     # renumber=False keeps parts on their parent's position and leaves gaps
     # where stop words were, which is what positions mean for this field.
     stop = StopFilter(stoplist=STOP_WORDS, minsize=1, maxsize=MAX_TOKEN_LENGTH, renumber=False)
@@ -176,17 +187,171 @@ def _build() -> Analyzer:
     return RegexTokenizer(TOKEN_PATTERN) | CodePartsFilter() | LowercaseFilter() | stop | stem
 
 
-_ANALYZER: Analyzer | None = None
+_TOKENS = re.compile(TOKEN_PATTERN)
+# Memoised expansions are dropped wholesale past this many distinct raw tokens, which
+# bounds the memory of a long-lived process (a 10k-note vault has ~100k of them).
+EXPANSION_CACHE_SIZE = 200_000
 
 
-def code_analyzer() -> Analyzer:
-    """The shared analyzer instance (stateless apart from the stem cache)."""
+class _Term(NamedTuple):
+    """One output token of a raw token: the whole token or one of its parts."""
+
+    lowered: str  # the text without stemming (what `no_morph` asks for)
+    stemmed: str  # the indexed text (== lowered for stop words and non-words)
+    stopped: bool  # a stop word, or longer than MAX_TOKEN_LENGTH
+    start: int  # offsets relative to the raw token
+    end: int
+    original: str  # the piece as written
+
+
+def _expand(raw: str, stem: Callable[[str], str]) -> tuple[_Term, ...]:
+    """What the filter chain makes of one raw token, computed once per distinct token."""
+    pieces = [(raw, 0, len(raw))]
+    if not _is_atomic(raw):
+        pieces += _parts(raw)
+    out = []
+    for piece, start, end in pieces:
+        low = piece.lower()
+        stopped = not 1 <= len(low) <= MAX_TOKEN_LENGTH or low in STOP_WORDS
+        stemmed = stem(low) if not stopped and low.isalpha() and low.isascii() else low
+        out.append(_Term(low, stemmed, stopped, start, end, piece))
+    return tuple(out)
+
+
+class CodeAnalyzer(Analyzer):
+    """``RegexTokenizer | CodePartsFilter | LowercaseFilter | StopFilter |
+    SimpleWordStemFilter`` fused into one pass with a per-raw-token memo.
+
+    The chain ran five generator layers per token; a note's words repeat within the
+    note and across the vault, so each distinct raw token is expanded once
+    (:func:`_expand`) and every later occurrence costs a dict lookup. Output is
+    token-for-token identical to :func:`legacy_chain` for every keyword the chain honours
+    (positions, chars, keeporiginal, removestops, start_pos, start_char, tokenize,
+    no_morph, mode). :meth:`index_terms` skips Token objects altogether for indexing.
+
+    Configuration comes from this module's constants, not from pickled state: the
+    pickle holds only the class, and ``SCHEMA_VERSION`` forces a rebuild when they change.
+    """
+
+    is_morph = True  # stems, so Whoosh's `no_morph` queries (wildcards, ...) skip stemming
+
+    def __init__(self) -> None:
+        self._setup()
+
+    def _setup(self) -> None:
+        self._stem = lru_cache(maxsize=50_000)(stemmer_for_language("en"))
+        self._expanded: dict[str, tuple[_Term, ...]] = {}
+        self._indexed: dict[str, tuple[str, ...]] = {}
+
+    def __getstate__(self) -> dict:
+        return {}  # the memos are rebuilt on load, the rest is module constants
+
+    def __setstate__(self, state: dict) -> None:
+        self._setup()
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def clean(self) -> None:
+        self._setup()
+
+    def _terms_of(self, raw: str) -> tuple[_Term, ...]:
+        terms = self._expanded.get(raw)
+        if terms is None:
+            if len(self._expanded) >= EXPANSION_CACHE_SIZE:
+                self._expanded.clear()
+            terms = self._expanded[raw] = _expand(raw, self._stem)
+        return terms
+
+    def index_terms(self, value: str) -> list[str]:
+        """The texts of the tokens ``self(value, mode="index")`` yields, in order."""
+        memo = self._indexed
+        out: list[str] = []
+        for raw in _TOKENS.findall(value):
+            texts = memo.get(raw)
+            if texts is None:
+                if len(memo) >= EXPANSION_CACHE_SIZE:
+                    memo.clear()
+                texts = memo[raw] = tuple(t.stemmed for t in self._terms_of(raw)
+                                          if not t.stopped)
+            out += texts
+        return out
+
+    def __call__(self, value: str, positions: bool = False, chars: bool = False,
+                 keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
+                 start_char: int = 0, tokenize: bool = True, mode: str = "",
+                 no_morph: bool = False, **kwargs: Any) -> Iterator[Token]:
+        assert isinstance(value, str), f"{value!r} is not unicode"
+        # One Token object is reused for every token, as Whoosh's own tokenizers do.
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if tokenize:
+            spans: Iterable[tuple[str, int]] = ((m.group(), m.start())
+                                                for m in _TOKENS.finditer(value))
+        else:  # the whole value is one raw token, which RegexTokenizer marks as original
+            spans = ((value, 0),)
+            keeporiginal = True
+        for pos, (raw, offset) in enumerate(spans, start_pos):
+            base = start_char + offset
+            for term in self._terms_of(raw):
+                if term.stopped and removestops:
+                    continue
+                t.text = term.lowered if no_morph or term.stopped else term.stemmed
+                t.boost = 1.0
+                t.stopped = term.stopped
+                if keeporiginal:
+                    t.original = term.original
+                if positions:
+                    t.pos = pos
+                if chars:
+                    t.startchar = base + term.start
+                    t.endchar = base + term.end
+                yield t
+
+
+class CountedFrequency(Frequency):
+    """Whoosh's ``Frequency`` posting format, counting terms straight from
+    :meth:`CodeAnalyzer.index_terms` instead of one Token at a time.
+
+    The postings are identical: Frequency sums each token's boost (always 1.0 from
+    this analyzer) into the weight, so weight == float(count) * field_boost. Any other
+    analyzer, value type or keyword falls back to Frequency's own loop.
+    """
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any):
+        fast = (isinstance(analyzer, CodeAnalyzer) and isinstance(value, str)
+                and kwargs.keys() <= {"mode"})
+        if not fast:
+            return super().word_values(value, analyzer, **kwargs)
+        fb = self.field_boost
+        counts = Counter(analyzer.index_terms(value))
+        packed = _PACKED_COUNTS
+        return ((w, n, float(n) * fb, packed[n] if n < _PACKED_LIMIT else pack_uint(n))
+                for w, n in counts.items())
+
+
+# Encoded small counts, shared: a build holds millions of postings in memory at once and
+# nearly all of them count a term a few times.
+_PACKED_LIMIT = 256
+_PACKED_COUNTS = tuple(pack_uint(n) for n in range(_PACKED_LIMIT))
+
+
+_ANALYZER: CodeAnalyzer | None = None
+
+
+def code_analyzer() -> CodeAnalyzer:
+    """The shared analyzer instance (stateless apart from its memos)."""
     global _ANALYZER
     if _ANALYZER is None:
-        _ANALYZER = _build()
+        _ANALYZER = CodeAnalyzer()
     return _ANALYZER
 
 
 def tokens(text: str) -> list[str]:
     """Token texts produced by :func:`code_analyzer` for ``text``, in order."""
-    return [t.text for t in code_analyzer()(text)]
+    return code_analyzer().index_terms(text)

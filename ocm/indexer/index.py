@@ -28,6 +28,7 @@ from ocm.vault.errors import OcmError
 from ocm.vault.store import MEMORIES_DIR, SESSIONS_DIR, Vault, read_document
 from ocm.vault.watch import NoteWatch
 
+from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields
 from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
 
@@ -43,6 +44,8 @@ MAX_SMALL_SEGMENTS = 4
 MAX_LARGE_SEGMENTS = 12
 # Full scans before the index watches its folders instead (see NoteIndex._scan).
 WATCH_AFTER_SCANS = 2
+# Posting-pool budget of each writer in a full rebuild (Whoosh's estimate, in MB).
+BUILD_POOL_MB = 512
 
 Progress = Callable[[int, int], None]
 
@@ -269,7 +272,8 @@ class NoteIndex:
     def _write(self, ix: windex.Index, scan: dict[str, tuple[int, int]], changed: list[str],
                deleted: list[str], known: dict[str, list[int]], broken: dict[str, list],
                report: SyncReport, progress: Progress | None) -> None:
-        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1)
+        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1,
+                         rebuild=report.rebuilt)
         # One reader for every delete: `update_document` and a bare `delete_by_term` open a
         # reader over all segments per call (~10 ms each at 10k notes). `path` is the only
         # unique field, so delete-by-path + add is exactly what update_document does.
@@ -496,13 +500,24 @@ def _diff(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
     return sorted(changed), sorted(set(deleted))
 
 
-def _writer(ix: windex.Index, procs: int = 1):
+def _writer(ix: windex.Index, procs: int = 1, rebuild: bool = False):
     """A writer, waiting for another process's; `procs>1` only for a full rebuild from a
     single-threaded process (the CLI): it forks, which is unsafe in threaded hosts."""
     deadline = time.monotonic() + WRITER_TIMEOUT_S
-    kwargs: dict = {}
+    # One file per part of a segment instead of Whoosh's compound file: opening a compound
+    # segment copies each part out of its memory map (~45 ms at 10k notes, paid by every
+    # `ocm search`); separate files are read in place.
+    kwargs: dict = {"compound": False}
+    if rebuild:
+        # Same files as Whoosh's default codec, with a fraction of its per-posting work.
+        kwargs["codec"] = BuildCodec()
+        # Each (sub-)writer sorts its postings in memory up to this estimate, then spills
+        # sorted runs to disk and merges them at commit: at Whoosh's default (128) a
+        # 10k-note build spilled several runs, and pickling, reloading and heap-merging
+        # every posting took ~30 % of the build. Peak memory is about this much per writer.
+        kwargs["limitmb"] = BUILD_POOL_MB
     if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
-        kwargs = {"procs": procs, "multisegment": True}
+        kwargs.update(procs=procs, multisegment=True)
     while True:
         try:
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.scoring import BM25F
 
-from .analysis import code_analyzer
+from .analysis import CountedFrequency, code_analyzer
 
 # Bump when the schema or the text extraction changes: the index is then rebuilt.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Query-time boosts (linear, seed 004 §6). A memory's title goes in `goal` and its text in
 # `content`: a curated fact weighs more than the leftover sections of a session (`body`).
@@ -35,7 +35,10 @@ def build_schema() -> Schema:
     analyzer = code_analyzer()
 
     def text() -> TEXT:
-        return TEXT(analyzer=analyzer, phrase=False)
+        field = TEXT(analyzer=analyzer, phrase=False)
+        # Same postings as TEXT's Frequency format, counted without a Token per word.
+        field.format = CountedFrequency(field_boost=field.format.field_boost)
+        return field
 
     return Schema(
         path=ID(unique=True, stored=True),

@@ -1,0 +1,94 @@
+"""The fused CodeAnalyzer must produce exactly what the Whoosh filter chain produced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from whoosh.formats import Frequency
+
+from ocm.indexer.analysis import CodeAnalyzer, CountedFrequency, legacy_chain
+
+# Option sets the chain honours; parts of compounds, stop words and offsets all differ
+# between them, so each is compared separately.
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"mode": "index"},
+    {"mode": "query"},
+    {"positions": True, "chars": True},
+    {"positions": True, "chars": True, "keeporiginal": True, "start_pos": 3, "start_char": 7},
+    {"removestops": False, "positions": True, "chars": True, "keeporiginal": True},
+    {"no_morph": True, "removestops": False},
+    {"tokenize": False, "positions": True, "chars": True},
+    {"tokenize": False, "removestops": False, "no_morph": True, "keeporiginal": True},
+    {"mode": "query", "boosts": True},
+]
+
+# Characters that exercise every branch: separators, camelCase, digits, `++`/`#`,
+# non-ASCII letters (including ones whose lowercase is longer), punctuation.
+ALPHABET = "aAbBzZeEiInNgGsStT019_-./\\:#+ \n\t()`'éÉİßΣ日本ǅ"
+WORDS = ["the", "embedding_server.py", "RateLimiterCheck", "HTTPServer", "C++", "c#", "#1234",
+         "src/api/client.py", "std::vec::Vec", "x86_64", "utf-8", "running", "of_the_world",
+         "İstanbul", "naïve_bayes", "a" * 130, "1" * 100 + "/" + "2" * 100]
+
+text_strategy = st.one_of(
+    st.text(alphabet=ALPHABET, max_size=80),
+    st.lists(st.sampled_from(WORDS) | st.text(alphabet=ALPHABET, max_size=12),
+             max_size=20).map(" ".join),
+)
+
+
+def _stream(analyzer, text: str, **options: Any) -> list[dict[str, Any]]:
+    # Whoosh reuses one Token object, so each one is snapshotted as it is yielded.
+    return [dict(vars(t)) for t in analyzer(text, **options)]
+
+
+LEGACY = legacy_chain()
+
+
+def _assert_same(text: str) -> None:
+    fused = CodeAnalyzer()
+    for options in OPTIONS:
+        assert _stream(fused, text, **options) == _stream(LEGACY, text, **options), options
+    assert fused.index_terms(text) == [t.text for t in LEGACY(text, mode="index")]
+    new = list(CountedFrequency().word_values(text, fused, mode="index"))
+    old = list(Frequency().word_values(text, LEGACY, mode="index"))
+    assert new == old
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_strategy)
+def test_fused_analyzer_matches_chain_on_random_text(text: str) -> None:
+    _assert_same(text)
+
+
+def _real_texts() -> list[str]:
+    root = Path(__file__).resolve().parents[1]
+    paths = sorted(root.glob("bench/data/coding/**/*.md"))[:60]
+    paths += sorted((root / "ocm").glob("**/*.py"))[:20]
+    return [p.read_text(encoding="utf-8") for p in paths]
+
+
+@pytest.mark.parametrize("text", _real_texts() or ["no corpus"])
+def test_fused_analyzer_matches_chain_on_real_text(text: str) -> None:
+    _assert_same(text)
+
+
+def test_memo_survives_pickling_and_eviction(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pickle
+
+    from ocm.indexer import analysis
+
+    monkeypatch.setattr(analysis, "EXPANSION_CACHE_SIZE", 3)
+    fused = pickle.loads(pickle.dumps(CodeAnalyzer()))
+    text = "alpha beta_gamma DeltaEpsilon zeta eta theta alpha beta_gamma"
+    for _ in range(3):
+        assert fused.index_terms(text) == [t.text for t in LEGACY(text)]
+        assert _stream(fused, text, chars=True) == _stream(LEGACY, text, chars=True)
+
+
+def test_large_counts_are_encoded_like_frequency() -> None:
+    _assert_same("retry " * 300 + "cache " * 255 + "pool " * 256)

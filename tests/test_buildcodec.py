@@ -1,0 +1,62 @@
+"""BuildCodec must write the very files W3Codec writes, and segments readable as W3Codec."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from whoosh import index
+from whoosh.codec.whoosh3 import W3Codec
+from whoosh.filedb.filestore import FileStorage
+
+from ocm.indexer.buildcodec import BuildCodec
+from ocm.indexer.schema import build_schema
+
+WORDS = ["alpha", "beta", "gamma", "delta", "embedding_server.py", "src/api/client.py",
+         "RateLimiter", "retry", "timeout", "cache", "postgres", "the", "of", "C++", "utf-8",
+         "x86_64"]
+
+
+def _docs(count: int, seed: int = 3) -> list[dict]:
+    rng = random.Random(seed)
+
+    def text(lo: int, hi: int) -> str:
+        return " ".join(rng.choice(WORDS) + str(rng.randrange(4) or "")
+                        for _ in range(rng.randint(lo, hi)))
+
+    return [{"path": f"n{i}.md", "id": f"id{i}", "kind": "session", "date": 1_700_000_000 + i,
+             "goal": text(0, 12), "body": text(0, 400), "files": text(0, 3),
+             "content": "" if i % 3 else text(5, 50), "tags": "db,api" if i % 2 else "",
+             "meta": {"n": i}} for i in range(count)]
+
+
+def _build(folder: Path, codec, docs: list[dict]) -> dict[str, bytes]:
+    folder.mkdir()
+    ix = index.create_in(str(folder), build_schema())
+    writer = ix.writer(codec=codec, compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit()
+    # Segment files are named MAIN_<random segment id>.<part>: compare by part.
+    return {path.name.split(".", 1)[1]: path.read_bytes() for path in folder.iterdir()
+            if path.name.startswith("MAIN_") and path.suffix in (".trm", ".pst", ".col")}
+
+
+# 300 documents put some terms over the 128-posting block limit (several blocks).
+@pytest.mark.parametrize("count", [1, 7, 300])
+def test_same_bytes_as_w3codec(tmp_path: Path, count: int) -> None:
+    docs = _docs(count)
+    stock = _build(tmp_path / "stock", W3Codec(), docs)
+    bulk = _build(tmp_path / "bulk", BuildCodec(), docs)
+    assert {"trm", "pst", "_body_len.col"} <= set(stock)
+    assert bulk == stock
+
+
+def test_segments_name_the_stock_codec(tmp_path: Path) -> None:
+    _build(tmp_path / "ix", BuildCodec(), _docs(20))
+    ix = FileStorage(str(tmp_path / "ix")).open_index()
+    segments = ix._read_toc().segments
+    assert segments and all(type(s.codec()) is W3Codec for s in segments)
+    with ix.searcher() as searcher:
+        assert searcher.doc_count() == 20

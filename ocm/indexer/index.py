@@ -511,13 +511,14 @@ def _writer(ix: windex.Index, procs: int = 1, rebuild: bool = False):
     if rebuild:
         # Same files as Whoosh's default codec, with a fraction of its per-posting work.
         kwargs["codec"] = BuildCodec()
-        # Each (sub-)writer sorts its postings in memory up to this estimate, then spills
+    if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
+        # Each sub-writer sorts its postings in memory up to this estimate, then spills
         # sorted runs to disk and merges them at commit: at Whoosh's default (128) a
         # 10k-note build spilled several runs, and pickling, reloading and heap-merging
-        # every posting took ~30 % of the build. Peak memory is about this much per writer.
-        kwargs["limitmb"] = BUILD_POOL_MB
-    if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
-        kwargs.update(procs=procs, multisegment=True)
+        # every posting took ~30 % of the build. Peak memory is about this much per
+        # sub-writer, a process that ends with the build; long-lived hosts, which build in
+        # their own process, keep the default.
+        kwargs.update(procs=procs, multisegment=True, limitmb=BUILD_POOL_MB)
     while True:
         try:
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)

@@ -183,12 +183,32 @@ def _range_re() -> re.Pattern[str]:
         _FLAGS,
     )
 
-_PREP_RE = re.compile(
-    rf"{_L}(?P<prep>{'|'.join(_PREP_FORMS)})\s+{_date_pattern('p_')}{_R}",
+
+
+@functools.cache
+def _prep_re() -> re.Pattern[str]:
+    return re.compile(
+        rf"{_L}(?P<prep>{'|'.join(_PREP_FORMS)})\s+{_date_pattern('p_')}{_R}",
+        _FLAGS,
+    )
+
+
+_BARE = "x_"
+
+
+@functools.cache
+def _bare_re() -> re.Pattern[str]:
+    return re.compile(rf"{_L}{_date_pattern(_BARE, _BARE_FORMS)}{_R}", _FLAGS)
+
+
+# Every date form above holds a digit, a month or weekday name (or its first letters),
+# "today", "yesterday" or "ago". A query with none of them skips the date patterns,
+# whose compiling is most of this module's import cost (~15 ms).
+_MAYBE_DATE = re.compile(
+    r"[0-9]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
+    r"|today|yesterday|ago",
     _FLAGS,
 )
-_BARE = "x_"
-_BARE_RE = re.compile(rf"{_L}{_date_pattern(_BARE, _BARE_FORMS)}{_R}", _FLAGS)
 _ROLLING_RE = re.compile(
     rf"{_L}(?:(?:in|over|during|within|for|from|since)\s+)?(?:the\s+)?"
     rf"(?P<which>last|past|previous)\s+(?:(?P<n>{_NUM})\s+)?"
@@ -425,7 +445,7 @@ def _range_hits(query: str, now: datetime) -> list[_Hit]:
 
 def _prep_hits(query: str, now: datetime) -> list[_Hit]:
     hits = []
-    for m in _PREP_RE.finditer(query):
+    for m in _prep_re().finditer(query):
         prep = m.group("prep").casefold()
         try:
             form, (start, end) = _resolve_date(m, "p_", now, query)
@@ -449,7 +469,7 @@ def _prep_hits(query: str, now: datetime) -> list[_Hit]:
 
 def _bare_hits(query: str, now: datetime) -> list[_Hit]:
     hits = []
-    for m in _BARE_RE.finditer(query):
+    for m in _bare_re().finditer(query):
         try:
             form, (start, end) = _resolve_date(m, _BARE, now, query)
         except (ValueError, OverflowError, KeyError):
@@ -588,10 +608,12 @@ def _strip_edges(words: list[str]) -> list[str]:
     return [w for w in words if not _PUNCT_ONLY.match(w)]
 
 
-_HIT_FINDERS: tuple[Callable[[str, datetime], list[_Hit]], ...] = (
+_DATE_FINDERS: tuple[Callable[[str, datetime], list[_Hit]], ...] = (
     _range_hits,
     _prep_hits,
     _bare_hits,
+)
+_PERIOD_FINDERS: tuple[Callable[[str, datetime], list[_Hit]], ...] = (
     _rolling_hits,
     _this_hits,
 )
@@ -607,7 +629,9 @@ def parse_query(query: str, now: datetime) -> ParsedQuery:
         text = " ".join(query.split())
         return ParsedQuery(text=text, since=None, until=None, tool=None, paths=_find_paths(text))
     hits: list[_Hit] = _tool_hits(query)
-    for finder in _HIT_FINDERS:
+    finders = (*_DATE_FINDERS, *_PERIOD_FINDERS) if _MAYBE_DATE.search(query) else (
+        _PERIOD_FINDERS)
+    for finder in finders:
         hits.extend(finder(query, now))
 
     tool: str | None = None

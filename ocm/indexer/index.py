@@ -88,7 +88,7 @@ class NoteIndex:
         self._full_scans = 0
         self._watch: NoteWatch | None = None
         self._folders: list[str] | None = None
-        self._last_scan: dict[str, tuple[int, int]] | None = None
+        self._last_scan: dict[str, list[int]] | None = None
         self._verified: tuple[dict, dict] | None = None
 
     # -- manifest -----------------------------------------------------------------
@@ -128,8 +128,8 @@ class NoteIndex:
         else:
             self._manifest_cache = ((st.st_ino, st.st_mtime_ns, st.st_size), payload)
 
-    def _scan(self) -> dict[str, tuple[int, int]]:
-        """relpath -> (mtime_ns, size) of every note: the freshness check's only disk work.
+    def _scan(self) -> dict[str, list[int]]:
+        """relpath -> [mtime_ns, size] of every note: the freshness check's only disk work.
         With a watch running, only the notes it reports are looked at again."""
         watch = self._watch
         if watch is not None and self._last_scan is not None:
@@ -232,7 +232,7 @@ class NoteIndex:
 
     def _sync_locked(self, report: SyncReport, progress: Progress | None,
                      force_rebuild: bool,
-                     scan: dict[str, tuple[int, int]] | None = None) -> SyncReport:
+                     scan: dict[str, list[int]] | None = None) -> SyncReport:
         # The scan taken before the lock is reused: a note that changes after it shows a
         # signature the manifest does not hold, so the next check indexes it again.
         scan = scan if scan is not None else self._scan()
@@ -269,7 +269,7 @@ class NoteIndex:
         report.broken = dict(self.broken)
         return report  # the notice is shown once, by whoever called (Project.notices)
 
-    def _write(self, ix: windex.Index, scan: dict[str, tuple[int, int]], changed: list[str],
+    def _write(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                deleted: list[str], known: dict[str, list[int]], broken: dict[str, list],
                report: SyncReport, progress: Progress | None) -> None:
         writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1,
@@ -467,11 +467,13 @@ class NoteIndex:
         return [s for s in segments if s not in merge]
 
 
-def _unchanged(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
+def _unchanged(scan: dict[str, list[int]], known: dict[str, list[int]],
                broken: dict[str, list]) -> bool:
     """The no-op check: True when every note has the signature the manifest recorded."""
     if len(scan) != len(known) + len(broken):
         return False
+    if not broken:
+        return scan == known  # one C-level comparison (~1 ms at 10k, ~8 ms key by key)
     get = known.get
     for rel, (mtime, size) in scan.items():
         sig = get(rel)
@@ -485,7 +487,7 @@ def _unchanged(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
     return True
 
 
-def _diff(scan: dict[str, tuple[int, int]], known: dict[str, list[int]],
+def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
           broken: dict[str, list]) -> tuple[list[str], list[str]]:
     changed = []
     get = known.get

@@ -68,7 +68,7 @@ _DIR_FD_STAT = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _scan_folder(fd: int, prefix: str, out: dict[str, tuple[int, int]]) -> list[str]:
+def _scan_folder(fd: int, prefix: str, out: dict[str, list[int]]) -> list[str]:
     """Record the notes of one open folder in `out`; return its subfolders' names.
     Names come from `listdir` (no DirEntry objects); a `.md` name costs one `stat`, any
     other name one `lstat` to tell a real subfolder (links to folders are not followed)."""
@@ -81,7 +81,7 @@ def _scan_folder(fd: int, prefix: str, out: dict[str, tuple[int, int]]) -> list[
             if name.endswith(".md"):
                 st = stat(name, dir_fd=fd)
                 if is_reg(st.st_mode):
-                    out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                    out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     continue
             if is_dir(stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
                 subfolders.append(name)
@@ -91,9 +91,9 @@ def _scan_folder(fd: int, prefix: str, out: dict[str, tuple[int, int]]) -> list[
 
 
 def _signatures_by_path(root: str, cut: int,
-                        folders: list[str] | None) -> dict[str, tuple[int, int]]:
+                        folders: list[str] | None) -> dict[str, list[int]]:
     """The portable walk (no `dir_fd`, e.g. Windows)."""
-    out: dict[str, tuple[int, int]] = {}
+    out: dict[str, list[int]] = {}
     stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
     while stack:
         folder = stack.pop()
@@ -112,7 +112,7 @@ def _signatures_by_path(root: str, cut: int,
                     stack.append(entry.path)
                 elif name.endswith(".md"):
                     st = entry.stat()
-                    out[entry.path[cut:].replace(os.sep, "/")] = (st.st_mtime_ns, st.st_size)
+                    out[entry.path[cut:].replace(os.sep, "/")] = [st.st_mtime_ns, st.st_size]
             except FileNotFoundError:
                 continue
     return out
@@ -185,8 +185,9 @@ class Vault:
         for rel in self.note_signatures():
             yield self.root / rel
 
-    def note_signatures(self, folders: list[str] | None = None) -> dict[str, tuple[int, int]]:
-        """relpath -> (mtime_ns, size) for every note: the freshness check before every
+    def note_signatures(self, folders: list[str] | None = None) -> dict[str, list[int]]:
+        """relpath -> [mtime_ns, size] for every note (lists, as the index manifest's JSON
+        holds them, so the two compare as whole dicts): the freshness check before every
         search, so it is lean. One `stat` per note is the floor (an editor's in-place save
         changes nothing else), so each is made relative to an open folder descriptor (no
         path walk from `/`); no Path objects. (Two threads sharing the `stat`s were slower
@@ -196,7 +197,7 @@ class Vault:
         cut = len(root) + 1
         if not _DIR_FD_STAT:
             return _signatures_by_path(root, cut, folders)
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[str, list[int]] = {}
         stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
         while stack:
             folder = stack.pop()
@@ -213,13 +214,13 @@ class Vault:
             stack += [os.path.join(folder, name) for name in subfolders]
         return out
 
-    def note_signature(self, rel: str) -> tuple[int, int] | None:
-        """(mtime_ns, size) of one note by its vault-relative path; None if it is gone."""
+    def note_signature(self, rel: str) -> list[int] | None:
+        """[mtime_ns, size] of one note by its vault-relative path; None if it is gone."""
         try:
             st = os.stat(os.path.join(self.root, rel))
         except (FileNotFoundError, NotADirectoryError):
             return None
-        return (st.st_mtime_ns, st.st_size) if S_ISREG(st.st_mode) else None
+        return [st.st_mtime_ns, st.st_size] if S_ISREG(st.st_mode) else None
 
     def kind_of(self, path: Path) -> str:
         return "session" if self.relpath(path).startswith(SESSIONS_DIR + "/") else "memory"

@@ -1,4 +1,4 @@
-"""A Whoosh codec for full rebuilds that writes each term's postings in bulk.
+"""A Whoosh codec for every index write that adds each term's postings in bulk.
 
 Whoosh's ``FieldWriter.add_postings`` handles the sorted postings of a segment one at a
 time: a Python call chain per posting (``add`` -> ``add_posting`` with type asserts) plus a

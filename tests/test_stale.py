@@ -79,6 +79,16 @@ def test_unknown_sha_or_no_git_is_not_stale(tmp_path: Path, project: Project) ->
     assert checker(project.root).changed_files("not a sha", ["README.md"]) == []
 
 
+def test_a_folder_inside_another_repository_is_not_a_repository(repo: Path) -> None:
+    commit(repo, "x.py", "x\n", "x")
+    sha = git(repo, "rev-parse", "HEAD")[:12]
+    (repo / "x.py").write_text("changed\n")
+    inner = repo / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    assert StalenessChecker(repo).changed_files(sha, ["x.py"]) == ["x.py"]
+    assert StalenessChecker(inner).changed_files(sha, ["x.py"]) == []
+
+
 def test_cli_stale_and_json_flags(project: Project, repo: Path, run_ocm) -> None:
     commit(repo, "src/db.py", "POOL = 20\n", "db")
     m = project.remember("The pool size is 20 connections", "decision", files=["src/db.py"])

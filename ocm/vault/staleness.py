@@ -4,21 +4,26 @@ A memory records the commit it was written at (`git_sha`) and the files it is ab
 (`files`). When any of those files differs between that commit and the work tree (committed
 or not, deleted included) the memory is *stale*: still shown, but flagged "verify: src/x.py
 changed since this was written". Staleness is derived at read time and never written to the
-note. Whoosh-free (the hook path may use it); git is asked through GitPython, once per
-distinct `git_sha` per HEAD, and the answer is cached for a few seconds within a process.
+note. Whoosh-free (the hook path may use it); git is asked once per distinct `git_sha` per
+HEAD, and the answer is cached for a few seconds within a process. It runs `git` itself
+(`rev-parse`, `diff --name-only`: ~5 ms each) rather than through GitPython, as the rest of
+ocm does: GitPython's import and repository set-up cost ~150 ms, which every `ocm search`
+whose results hold a memory about files would pay.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import gitinfo
 from .links import unlink
 
 CACHE_SECONDS = 5.0
+GIT_TIMEOUT_S = 10.0
 _SHA_CHARS = frozenset("0123456789abcdefABCDEF")
 
 
@@ -27,31 +32,30 @@ class StalenessChecker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._repo = None
-        self._repo_checked = False
         self._head: tuple[float, str | None] | None = None
         self._changed: dict[tuple[str | None, str], tuple[float, frozenset[str] | None]] = {}
         self._lock = threading.Lock()
         self.git_calls = 0  # for tests: how many times git was asked
 
-    def _git(self):  # -> git.Repo | None
-        if not self._repo_checked:
-            self._repo_checked = True
-            self._repo = gitinfo._repo(self.root)
-        return self._repo
+    def _git(self, *args: str) -> str | None:
+        """git's output, or None when it fails (no repository, unknown commit, no git)."""
+        self.git_calls += 1
+        # The project root itself must be the repository (as GitPython's `Repo(root)` in
+        # gitinfo): git must not find one in a folder above it, such as a dotfiles repo.
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(self.root).parent)}
+        try:
+            done = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True,
+                                  text=True, timeout=GIT_TIMEOUT_S, check=False, env=env)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
 
     def _current_head(self) -> str | None:
         clock = time.monotonic()
         if self._head is not None and clock - self._head[0] < CACHE_SECONDS:
             return self._head[1]
-        repo = self._git()
-        head = None
-        if repo is not None:
-            self.git_calls += 1
-            try:
-                head = repo.head.commit.hexsha
-            except (ValueError, Exception):  # noqa: BLE001 - no commits, broken repo
-                head = None
+        out = self._git("rev-parse", "--verify", "--quiet", "HEAD")
+        head = (out or "").strip() or None
         self._head = (clock, head)
         return head
 
@@ -70,15 +74,9 @@ class StalenessChecker:
             cached = self._changed.get(key)
             if cached is not None and clock - cached[0] < CACHE_SECONDS:
                 return cached[1]
-            repo = self._git()
-            found: frozenset[str] | None = None
-            if repo is not None:
-                self.git_calls += 1
-                try:
-                    out = repo.git.diff("--name-only", "--no-renames", sha, "--")
-                    found = frozenset(line.strip() for line in out.splitlines() if line.strip())
-                except Exception:  # noqa: BLE001 - unknown sha (rebased away), git missing
-                    found = None
+            out = self._git("diff", "--name-only", "--no-renames", sha, "--")
+            found = None if out is None else frozenset(
+                line.strip() for line in out.splitlines() if line.strip())
             self._changed[key] = (clock, found)
             return found
 

@@ -172,7 +172,7 @@ class PostingScorer:
         self._bases = [base for _, base in self.leaves]
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
-        self._norms: dict[str, list[float]] = {}
+        self._norms: dict[str, tuple[float, list[float]]] = {}
         self._sets: dict[str, frozenset[int]] = {}
 
     def _norm_table(self, field: str) -> tuple[float, list[float]]:

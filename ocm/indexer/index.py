@@ -128,11 +128,12 @@ class NoteIndex:
         else:
             self._manifest_cache = ((st.st_ino, st.st_mtime_ns, st.st_size), payload)
 
-    def _scan(self) -> dict[str, list[int]]:
+    def _scan(self, full: bool = False) -> dict[str, list[int]]:
         """relpath -> [mtime_ns, size] of every note: the freshness check's only disk work.
-        With a watch running, only the notes it reports are looked at again."""
+        With a watch running, only the notes it reports are looked at again, unless `full`
+        (a rebuild trusts nothing it did not just read)."""
         watch = self._watch
-        if watch is not None and self._last_scan is not None:
+        if watch is not None and self._last_scan is not None and not full:
             changed = watch.changes()
             if changed is not None:
                 if not changed:
@@ -235,7 +236,7 @@ class NoteIndex:
                      scan: dict[str, list[int]] | None = None) -> SyncReport:
         # The scan taken before the lock is reused: a note that changes after it shows a
         # signature the manifest does not hold, so the next check indexes it again.
-        scan = scan if scan is not None else self._scan()
+        scan = scan if scan is not None else self._scan(full=force_rebuild)
         manifest = None if force_rebuild else self._load_manifest()
         ix = None if force_rebuild else self._open()
         if ix is not None and manifest is not None and manifest.get("generation") != (

@@ -184,7 +184,6 @@ def _range_re() -> re.Pattern[str]:
     )
 
 
-
 @functools.cache
 def _prep_re() -> re.Pattern[str]:
     return re.compile(

@@ -187,12 +187,12 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     """Raw BM25F hits of one vault, best first (before decay and re-ranking)."""
     query, terms = text_query(text, paths)
     filter_q, mask = _filter_query(filters)
-    searcher = index.searcher()
     if query is None:
-        results = searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
-                                  sortedby="date", reverse=True)
+        results = index.searcher().search(filter_q or Q.Every(), mask=mask, limit=None,
+                                          sortedby="date", reverse=True)
         hits = [_hit(index, r.fields(), 0.0) for r in results]
     elif explain or paths:
+        searcher = index.searcher()
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
         hits = [_hit(index, r.fields(), r.score) for r in results]
         if explain:
@@ -274,7 +274,8 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     recent = RECENT in priors
     for hit in hits:
         aged = decay(hit, now, RECENT_FLOOR if recent and hit.kind == "session" else DECAY_FLOOR)
-        factor = aged * importance_prior(hit) * priors.get(
+        importance = importance_prior(hit)
+        factor = aged * importance * priors.get(
             "session" if hit.kind == "session" else hit.type, 1.0)
         if window is not None:
             if in_window(hit, window):
@@ -285,7 +286,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
             factor *= SUPERSEDED_PENALTY
         if hit.explain is not None:
             hit.explain.update(bm25f=round(hit.score, 4), decay=round(aged, 4),
-                               importance=round(importance_prior(hit), 4),
+                               importance=round(importance, 4),
                                superseded_penalty=hit.status == "superseded")
         hit.score *= factor
     hits = sorted(hits, key=lambda h: h.score, reverse=True)

@@ -1,0 +1,372 @@
+"""ocm side by side with its peers, on one corpus, in one run.
+
+    python bench/peers.py --notes 10000 [--json] [--no-relevance] [--skip ENGINE ...]
+                          [--peers-venv DIR] [--no-install] [--keep DIR]
+
+Generates the synthetic vault of `bench/perf.py` (same seed, same queries) and feeds it to:
+
+  ocm       this checkout: `ocm rebuild-index`, `Project.search` in process (what the MCP
+            server runs), `ocm search --json` as a fresh process, `Project.remember`
+  fts5      SQLite FTS5 with the porter stemmer (stdlib): the ratio baseline of issue #17
+  tantivy   tantivy-py, `en_stem`: the practical limit (Rust, memory-mapped)
+  original  the original openCodeMemory, `ocm-session-memory` 0.2.0 (SQLite FTS5 behind its own
+            `ocm__checkpoint` / `ocm__search_sessions`)
+  basic-memory  reported as not run, with the reason
+
+tantivy and the original are installed into a separate venv this script makes
+(`--peers-venv`, default `~/.cache/ocm-bench/peers`; both packages install an `ocm` module or
+heavy dependencies that must not meet ours). An engine that cannot run is reported with the
+reason, never skipped silently. Every figure is taken in the same run, interleaved query by
+query, so machine noise hits all engines alike; ratios ocm/peer are printed for each.
+
+Per engine (null where the engine cannot do it):
+  build_notes_per_s   index every note (the original: every note through its checkpoint)
+  search_p50_ms/p95   200 queries, warm, in process (the peer's process for peers)
+  fresh_search_ms     a new process: start, open the index, first query, exit
+  incremental_10_ms   10 notes rewritten on disk, then a search that must see them
+  write_ms            one new note through the engine's write path, in a running process
+  edit_found          a note edited outside the tool is found by its next search
+  ndcg@10, no_result  relevance on the LoCoMo session dev set through the engine's own search
+                      (`--no-relevance` skips it; `--relevance-data DIR` picks another set)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent))
+
+import perf  # noqa: E402  (bench/perf.py: the corpus, queries and timing helpers)
+
+DRIVER = BENCH / "peer_driver.py"
+FIGURES = ("build_notes_per_s", "search_p50_ms", "search_p95_ms", "fresh_search_ms",
+           "incremental_10_ms", "write_ms")
+ENGINES = ("ocm", "fts5", "tantivy", "original", "basic-memory")
+PEER_PACKAGES = {"tantivy": "tantivy>=0.22,<1", "original": "ocm-session-memory==0.2.0"}
+DEFAULT_VENV = Path.home() / ".cache" / "ocm-bench" / "peers"
+DEFAULT_RELEVANCE = perf.REPO.parent / "shared" / "eval" / "locomo" / "session" / "dev"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def peers_python(venv: Path, install: bool) -> tuple[Path | None, dict[str, str]]:
+    """The peers venv's interpreter, and for each peer that could not be installed, why."""
+    python = venv / "bin" / "python"
+    problems: dict[str, str] = {}
+    if not python.exists():
+        if not install:
+            return None, {e: f"no peers venv at {venv} (run without --no-install)"
+                          for e in PEER_PACKAGES}
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True,
+                              text=True, check=False)
+        if made.returncode:
+            return None, {e: f"venv failed: {made.stderr.strip()[-200:]}" for e in PEER_PACKAGES}
+    for engine, spec in PEER_PACKAGES.items():
+        module = "tantivy" if engine == "tantivy" else "ocm.tools.search"
+        present = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True,
+                                 check=False).returncode == 0
+        if present:
+            continue
+        if not install:
+            problems[engine] = f"not installed in {venv}"
+            continue
+        log(f"installing {spec} into {venv}")
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", spec],
+                              capture_output=True, text=True, check=False)
+        if done.returncode:
+            problems[engine] = f"pip install {spec} failed: {done.stderr.strip()[-200:]}"
+    return python, problems
+
+
+def basic_memory_status() -> str:
+    return ("not run: this script has no basic-memory driver yet (basic-memory 0.24 needs "
+            f"Python >= 3.12; this bench runs {sys.version_info.major}.{sys.version_info.minor})")
+
+
+class Driver:
+    """A peer engine in its own process (bench/peer_driver.py), one JSON command a line."""
+
+    def __init__(self, name: str, python: Path, vault: Path, work: Path) -> None:
+        self.name, self.python, self.vault, self.work = name, python, vault, work
+        self.proc = subprocess.Popen(
+            [str(python), str(DRIVER), name, "--vault", str(vault), "--work", str(work)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        ready = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not ready:
+            raise RuntimeError(f"{name} driver did not start")
+
+    def ask(self, **cmd: Any) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} driver died during {cmd['op']}")
+        return json.loads(line)
+
+    def fresh(self, query: str, env: dict[str, str]) -> float:
+        return perf._run([str(self.python), str(DRIVER), self.name, "--vault", str(self.vault),
+                          "--work", str(self.work), "--once", query], env, self.work)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            with_stdin = self.proc.stdin
+            if with_stdin:
+                with_stdin.write(json.dumps({"op": "quit"}) + "\n")
+                with_stdin.close()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace, workdir: Path) -> None:
+        self.args = args
+        self.bench = perf.Bench(args.notes, workdir / "ocm", args.seed, log)
+        self.workdir = workdir
+        self.results: dict[str, dict[str, Any]] = {}
+        self.drivers: dict[str, Driver] = {}
+        big = args.notes > 20_000
+        self.proc_runs = 2 if args.quick else 5 if big else 11
+        self.rounds = 2 if args.quick else 3 if big else 5
+
+    def _blank(self, status: str) -> dict[str, Any]:
+        return {**{k: None for k in FIGURES}, "edit_found": None, "ndcg@10": None,
+                "no_result": None, "status": status}
+
+    def setup(self) -> None:
+        self.bench.setup()
+        self.vault = self.bench.vault
+        self.queries = self.bench.queries
+        # The timed queries (the first 20 only warm up; 20-60 also name writes and processes).
+        self.timed = self.queries[:60] if self.args.quick else self.queries
+        skip = set(self.args.skip or [])
+        for name in ENGINES:
+            self.results[name] = self._blank("ok" if name not in skip else "skipped (--skip)")
+        self.results["basic-memory"]["status"] = basic_memory_status()
+        wanted = [e for e in ("fts5", "tantivy", "original") if e not in skip]
+        python, problems = (Path(sys.executable), {})
+        peers_py: Path | None = None
+        if any(e in PEER_PACKAGES for e in wanted):
+            peers_py, problems = peers_python(self.args.peers_venv, not self.args.no_install)
+        for name in wanted:
+            if name in problems:
+                self.results[name]["status"] = f"not run: {problems[name]}"
+                continue
+            py = python if name == "fts5" else peers_py
+            assert py is not None
+            self.drivers[name] = Driver(name, py, self.vault, self.workdir / name)
+
+    # ---------------------------------------------------------------------------- figures
+    def build(self) -> None:
+        ocm = str(self.bench.bin / "ocm")
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(perf.REPO / "ocm")],
+                       capture_output=True, check=False)
+        elapsed = perf._run([ocm, "rebuild-index", "--json", "--vault", str(self.vault)],
+                            self.bench.env, self.bench.project_dir)
+        self.results["ocm"]["build_notes_per_s"] = round(self.args.notes / elapsed, 1)
+        for name, driver in self.drivers.items():
+            reply = driver.ask(op="build")
+            self.results[name]["build_notes_per_s"] = round(reply["notes"] / reply["seconds"], 1)
+        log("build: " + ", ".join(f"{n} {r['build_notes_per_s']}/s"
+                                  for n, r in self.results.items() if r["build_notes_per_s"]))
+
+    def warm(self) -> None:
+        from ocm.project import SearchRequest
+
+        self.project = self.bench.project()
+        for q in self.queries[:20]:
+            self.project.search(q)
+            for driver in self.drivers.values():
+                driver.ask(op="search", q=q)
+        times: dict[str, list[float]] = {n: [] for n in ["ocm", *self.drivers]}
+        for q in self.timed:
+            t0 = time.perf_counter()
+            self.project.search(SearchRequest(query=q, limit=10))
+            times["ocm"].append(time.perf_counter() - t0)
+            for name, driver in self.drivers.items():
+                times[name].append(driver.ask(op="search", q=q)["seconds"])
+        for name, values in times.items():
+            self.results[name]["search_p50_ms"] = perf._ms(perf._pct(values, 0.5))
+            self.results[name]["search_p95_ms"] = perf._ms(perf._pct(values, 0.95))
+        log("warm p50: " + ", ".join(f"{n} {self.results[n]['search_p50_ms']} ms" for n in times))
+
+    def fresh(self) -> None:
+        ocm = str(self.bench.bin / "ocm")
+        self.project.index_for(self.project.vault).close()
+        times: dict[str, list[float]] = {n: [] for n in ["ocm", *self.drivers]}
+        for i in range(self.proc_runs):
+            q = self.queries[40 + i]
+            times["ocm"].append(perf._run([ocm, "search", "--vault", str(self.vault), "--json",
+                                           *q.split()], self.bench.env, self.bench.project_dir))
+            for name, driver in self.drivers.items():
+                times[name].append(driver.fresh(q, self.bench.env))
+        for name, values in times.items():
+            self.results[name]["fresh_search_ms"] = perf._ms(perf._median(values))
+        log("fresh: " + ", ".join(f"{n} {self.results[n]['fresh_search_ms']} ms" for n in times))
+
+    def incremental(self) -> None:
+        from ocm.project import SearchRequest
+
+        times: dict[str, list[float]] = {n: [] for n in ["ocm", *self.drivers]}
+        everything = self.bench.rels["session"] + self.bench.rels["memory"]
+        for round_no in range(self.rounds):
+            perf._touch_notes(self.vault, self.bench.rng.sample(everything, 10), self.bench.rng,
+                              round_no)
+            q = self.queries[round_no]
+            t0 = time.perf_counter()
+            self.project.search(SearchRequest(query=q, limit=10))
+            times["ocm"].append(time.perf_counter() - t0)
+            for name, driver in self.drivers.items():
+                reply = driver.ask(op="refresh_search", q=q)
+                if not reply.get("unsupported"):
+                    times[name].append(reply["seconds"])
+        for name, values in times.items():
+            self.results[name]["incremental_10_ms"] = (perf._ms(perf._median(values))
+                                                       if values else None)
+
+    def writes(self) -> None:
+        times: dict[str, list[float]] = {n: [] for n in ["ocm", *self.drivers]}
+        for i in range(self.proc_runs):
+            q = self.queries[20 + i]
+            title = f"{q} fails under load {i}"
+            text = f"When {q} fails under load, check the pool size first ({i})."
+            t0 = time.perf_counter()
+            self.project.remember(text, "gotcha", title=title, files=["src/api/pool.py"],
+                                  tags=["perf"])
+            times["ocm"].append(time.perf_counter() - t0)
+            for name, driver in self.drivers.items():
+                times[name].append(driver.ask(op="write", title=title, text=text)["seconds"])
+        for name, values in times.items():
+            self.results[name]["write_ms"] = perf._ms(perf._median(values))
+
+    def edits(self) -> None:
+        word = "zqxeditocmw"
+        target = self.vault / self.bench.rels["memory"][0]
+        with target.open("a", encoding="utf-8") as fh:
+            fh.write(f"\n\nhand edit: {word}\n")
+        self.results["ocm"]["edit_found"] = bool(list(self.project.search(word)))
+        for name, driver in self.drivers.items():
+            self.results[name]["edit_found"] = bool(driver.ask(op="edit_found")["found"])
+
+    def relevance(self, data: Path) -> None:
+        import retrieval
+
+        log(f"relevance on {data}")
+        with retrieval.isolated_user_vault():
+            result = retrieval.run_eval(data)
+        agg = retrieval.aggregate(result.queries, timing=False)
+        self.results["ocm"]["ndcg@10"] = round(agg["ndcg@10"], 4)
+        self.results["ocm"]["no_result"] = sum(1 for q in result.queries if not q.ranked)
+        for name, driver in self.drivers.items():
+            done = subprocess.run([str(driver.python), str(DRIVER), name, "--eval", str(data)],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode:
+                self.results[name]["status"] += f"; relevance failed: {done.stderr[-200:]}"
+                continue
+            scored = json.loads(done.stdout)
+            self.results[name]["ndcg@10"] = scored["ndcg@10"]
+            self.results[name]["no_result"] = scored["no_result"]
+
+    def measure(self) -> dict[str, Any]:
+        try:
+            self.build()
+            self.warm()
+            self.fresh()
+            self.incremental()
+            self.writes()
+            self.edits()
+        finally:
+            for driver in self.drivers.values():
+                driver.close()
+        if not self.args.no_relevance:
+            data = self.args.relevance_data
+            if data.is_dir():
+                self.relevance(data)
+            else:
+                for result in self.results.values():
+                    result["status"] += f"; relevance not measured: no eval set at {data}"
+        return {"notes": self.args.notes, "engines": self.results}
+
+
+def ratios(result: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """ocm's figure divided by each peer's, for every figure: under 1 is better for ocm on
+    times, over 1 on the build rate."""
+    engines = result["engines"]
+    ocm = engines["ocm"]
+    out: dict[str, dict[str, float | None]] = {}
+    for name, peer in engines.items():
+        if name == "ocm":
+            continue
+        out[name] = {k: (round(ocm[k] / peer[k], 2) if ocm[k] and peer[k] else None)
+                     for k in FIGURES}
+    return out
+
+
+def format_table(result: dict[str, Any]) -> str:
+    engines = result["engines"]
+    cols = (*FIGURES, "edit_found", "ndcg@10", "no_result")
+    lines = [f"{result['notes']} notes", "| engine | " + " | ".join(cols) + " | status |",
+             "|---" * (len(cols) + 2) + "|"]
+    for name, r in engines.items():
+        lines.append(f"| {name} | " + " | ".join("–" if r[c] is None else str(r[c]) for c in cols)
+                     + f" | {r['status']} |")
+    lines += ["", "ocm / peer (search, fresh, incremental, write: lower is better for ocm; "
+              "build: higher is better for ocm)", "| peer | " + " | ".join(FIGURES) + " |",
+              "|---" * (len(FIGURES) + 1) + "|"]
+    for name, row in ratios(result).items():
+        lines.append(f"| {name} | " + " | ".join("–" if row[k] is None else f"{row[k]}x"
+                                                  for k in FIGURES) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--notes", type=int, default=1000)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--skip", nargs="*", choices=[e for e in ENGINES if e != "ocm"])
+    ap.add_argument("--peers-venv", type=Path, default=DEFAULT_VENV)
+    ap.add_argument("--no-install", action="store_true",
+                    help="use the peers venv as it is; never run pip")
+    ap.add_argument("--no-relevance", action="store_true")
+    ap.add_argument("--relevance-data", type=Path, default=DEFAULT_RELEVANCE)
+    ap.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
+    ap.add_argument("--quick", action="store_true",
+                    help="a few repetitions of each figure (the smoke test); noisier")
+    args = ap.parse_args(argv)
+    if args.notes < 50:
+        ap.error("--notes must be at least 50")
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        ap.error(f"--keep {args.keep} must be a new or empty folder")
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="ocm-peers-"))
+    try:
+        run = Run(args, workdir)
+        run.setup()
+        result = run.measure()
+    finally:
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        result["ratios"] = ratios(result)
+        print(json.dumps(result))
+    else:
+        print(format_table(result))
+
+
+if __name__ == "__main__":
+    main()

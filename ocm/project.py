@@ -12,12 +12,13 @@ import gc
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Filters
+from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
 from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
@@ -56,14 +57,6 @@ class SearchRequest(Filters):
     scope: str = "project"
     explain: bool = False
     now: datetime | None = None
-
-
-@dataclass
-class Brief:
-    text: str
-    items: list[dict[str, Any]] = field(default_factory=list)
-    dropped: int = 0
-    last_session: dict[str, Any] | None = None
 
 
 def _project_name(root: Path) -> str:
@@ -281,6 +274,7 @@ class Project:
             raise InvalidInput(f"unknown session status {inp.status!r}: expected one of "
                                f"{', '.join(SESSION_STATUSES)}")
         inp.validate()  # before resolve_session may create a note for it
+        self.fold_journal()
         sid = self.resolve_session(session_id, tool, slug=inp.slug)
         if inp.status in ("closed", "frozen"):
             self.vault.checkpoint(sid, CheckpointInput(**{**inp.__dict__, "status": None}))
@@ -316,6 +310,7 @@ class Project:
         the same thing is marked superseded (seed 000; see `ocm.vault.supersede`); the
         result's `notice` says so."""
         vault = self._vault_for_scope(scope)
+        self.fold_journal()  # the session's read/edit counts decide the importance cap
         if session:
             session = self.resolve_session(session, create=False)
         if created is not None:
@@ -361,6 +356,7 @@ class Project:
                 "markdown": text, "scope": vault.scope}
 
     def update_memory(self, memory_id: str, **changes: Any) -> WriteResult:
+        self.fold_journal()
         vault, kind, _ = self._locate(memory_id)
         if kind != "memory":
             raise InvalidInput(f"{memory_id} is a session; use checkpoint to change it")
@@ -369,6 +365,7 @@ class Project:
     def set_memory_status(self, memory_id: str, status: str, superseded_by: str | None = None,
                           reason: str | None = None) -> WriteResult:
         validate_memory_status(status)
+        self.fold_journal()
         vault, kind, _ = self._locate(memory_id)
         if kind != "memory":
             raise InvalidInput(f"{memory_id} is a session, not a memory")
@@ -381,6 +378,7 @@ class Project:
                 for mid in self.vault.memories_of_session(sid)]
 
     def forget(self, memory_id: str, delete: bool = False) -> WriteResult:
+        self.fold_journal()
         vault, kind, _ = self._locate(memory_id)
         if kind != "memory":
             raise InvalidInput(f"{memory_id} is a session; only memories can be forgotten")
@@ -629,11 +627,26 @@ class Project:
             raise InvalidInput(f"unknown recall format {fmt!r}: expected prompt, snippets or json")
         if not isinstance(budget, int) or budget < 200:
             raise InvalidInput("budget must be a whole number of characters, at least 200")
-        pinned = self.list_memories(types=RECALL_ORDER, status="active", limit=MAX_LIMIT)
+        pinned = self._pinned_memories()
         relevant = self.search(SearchRequest(query=query, limit=8, now=now)) if query else []
         sessions = [h for h in self.list_sessions(limit=3) if h.id != session_id]
-        return build_brief(self.vault.project, pinned, relevant, sessions[:1], budget, fmt,
-                           session_id)
+        brief = build_brief(self.vault.project, pinned, relevant, sessions[:1], budget, fmt,
+                            session_id)
+        if brief.warning:
+            self.notices.append(brief.warning)
+        return brief
+
+    def _pinned_memories(self) -> list[Hit]:
+        """Every active memory of a pinned type in the project and user vaults: all of
+        them, however many (a listing stops at MAX_LIMIT; recall must not)."""
+        from ocm.indexer import search as engine
+
+        filters = Filters(kind="memory", types=RECALL_ORDER, status="active")
+        vaults = self._vaults("project")
+        hits = [hit for vault in vaults
+                for hit in engine.candidates(self.refresh(vault), "", (), filters)]
+        self._mark_stale(hits, vaults)
+        return hits
 
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

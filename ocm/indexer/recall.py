@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ocm.vault.memories import RECALL_ORDER
 from ocm.vault.staleness import verify_line
 
 if TYPE_CHECKING:
-    from ocm.project import Brief
-
-    from .search import Hit
+    from .hits import Hit
 
 _HEADINGS = {
     "identity": "Identity", "principle": "Principles", "preference": "Preferences",
@@ -19,6 +18,25 @@ _HEADINGS = {
     "procedure": "Procedures", "context": "Current context",
 }
 SNIPPET_CHARS = 220
+# Seed 003: identity is never dropped, and the brief warns once it fills 80 % of its budget.
+NEVER_DROPPED = frozenset({"identity"})
+BUDGET_WARNING = 0.8
+RELEVANT = "Relevant to this task"
+
+
+@dataclass
+class Brief:
+    text: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+    dropped: int = 0
+    last_session: dict[str, Any] | None = None
+    left_out: int = 0  # relevant hits that are no longer true (resolved, superseded, …)
+    warning: str | None = None
+
+
+def current(hit: Hit) -> bool:
+    """What a brief may state as true now: sessions, and memories that are still active."""
+    return hit.kind != "memory" or hit.status == "active"
 
 
 def _order(hits: list[Hit]) -> list[Hit]:
@@ -38,7 +56,8 @@ def _snippet(hit: Hit) -> str:
 
 def _item(hit: Hit, section: str) -> dict[str, Any]:
     return {"section": section, "id": hit.id, "kind": hit.kind, "type": hit.type,
-            "title": hit.title, "snippet": _snippet(hit) if hit.kind == "memory" else "",
+            "status": hit.status, "title": hit.title,
+            "snippet": _snippet(hit) if hit.kind == "memory" else "",
             "files": hit.top_files, "score": round(hit.score, 3),
             "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
             "scope": hit.scope, "markdown_path": str(hit.path),
@@ -61,18 +80,21 @@ def _line(item: dict[str, Any], fmt: str) -> str:
 
 def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list[Hit],
                 budget: int, fmt: str, session_id: str | None) -> Brief:
-    from ocm.project import Brief
-
+    """Identity first (never dropped, even past the budget), then what is relevant to the
+    task, then the other pinned types in RECALL_ORDER, newest first. Only what is true now
+    is stated: a relevant memory that was resolved, superseded or archived is left out and
+    counted in `left_out`. `dropped` counts every item that did not fit."""
+    left_out = sum(1 for hit in relevant if not current(hit))
+    ordered = _order([h for h in pinned if current(h)])
+    identity = [h for h in ordered if h.type in NEVER_DROPPED]
     items: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for hit in relevant:
-        if hit.id not in seen:
-            seen.add(hit.id)
-            items.append(_item(hit, "Relevant to this task"))
-    for hit in _order(pinned):
-        if hit.id not in seen:
-            seen.add(hit.id)
-            items.append(_item(hit, _HEADINGS.get(hit.type, hit.type)))
+    for hits, section in ((identity, None), ([h for h in relevant if current(h)], RELEVANT),
+                          (ordered, None)):
+        for hit in hits:
+            if hit.id not in seen:
+                seen.add(hit.id)
+                items.append(_item(hit, section or _HEADINGS.get(hit.type, hit.type)))
     last_session = None
     if last:
         hit = last[0]
@@ -106,7 +128,7 @@ def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list
         extra = [] if item["section"] == section else ["", f"## {item['section']}"]
         line = _line(item, fmt)
         cost = sum(len(x) + 1 for x in extra) + len(line) + 1
-        if used + cost > budget:
+        if used + cost > budget and item["type"] not in NEVER_DROPPED:
             dropped += 1
             continue
         if extra:
@@ -118,9 +140,17 @@ def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list
     if dropped:
         lines.append(f"({dropped} more memories did not fit the {budget}-character budget.)")
     lines.append(footer_hint)
+    warning = None
+    if dropped or used >= BUDGET_WARNING * budget:
+        warning = (f"ocm: the brief fills {min(used, 10 * budget) * 100 // budget} % of its "
+                   f"{budget}-character budget" + (f"; {dropped} left out" if dropped else "")
+                   + ": raise --budget, or resolve or archive what no longer holds")
     if fmt == "json":
         text = json.dumps({"project": project, "session_id": session_id, "items": kept,
-                           "last_session": last_session, "dropped": dropped}, indent=2)
+                           "last_session": last_session, "dropped": dropped,
+                           "left_out": left_out, "budget": budget, "used": used,
+                           "warning": warning}, indent=2)
     else:
         text = "\n".join(lines)
-    return Brief(text=text, items=kept, dropped=dropped, last_session=last_session)
+    return Brief(text=text, items=kept, dropped=dropped, last_session=last_session,
+                 left_out=left_out, warning=warning)

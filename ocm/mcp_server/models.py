@@ -129,6 +129,8 @@ class RecallItem(BaseModel):
     id: str
     kind: str
     type: str
+    status: str = Field(default="", description="A memory's status (always active in a "
+                                                  "brief); a session's open/frozen/closed.")
     title: str
     snippet: str = ""
     files: list[str] = Field(default_factory=list)
@@ -154,6 +156,10 @@ class RecallOutcome(BaseModel):
     text: str = Field(description="The brief, ready to read (prompt, snippets or JSON text).")
     items: list[RecallItem] = Field(description="The memories the brief kept, in order.")
     dropped: int = Field(description="How many did not fit the character budget.")
+    left_out: int = Field(default=0, description="Relevant memories left out because they "
+                                                 "no longer hold (resolved, superseded).")
+    warning: str | None = Field(default=None,
+                                description="Set when the brief fills 80 % of its budget.")
     last_session: LastSession | None = None
 
 

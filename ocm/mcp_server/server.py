@@ -506,7 +506,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
             brief = project.recall(query or None, budget=budget, fmt=format, session_id=sid)
             return RecallOutcome(
                 text=brief.text, items=[RecallItem(**item) for item in brief.items],
-                dropped=brief.dropped,
+                dropped=brief.dropped, left_out=brief.left_out, warning=brief.warning,
                 last_session=LastSession(**brief.last_session) if brief.last_session else None)
 
         return await backend.run(ctx, call)

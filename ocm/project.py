@@ -474,7 +474,7 @@ class Project:
         """Import another tool's memories as typed records (or restore an `ocm export`).
         Everything is parsed first: a bad input refuses the whole import, writing nothing.
         Records whose type and text already exist in the vault are skipped (re-import)."""
-        from ocm.vault import importers
+        from ocm import importers
 
         if fmt not in importers.FORMATS:
             raise InvalidInput(f"unknown import format {fmt!r}: expected one of "

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput, OcmError
-from .ids import slugify
-from .markdown import Document
-from .memories import MAX_CONTENT_CHARS, canonical_type
-from .store import MAX_NOTE_BYTES, read_note_text
+from ocm.vault.errors import InvalidInput, OcmError
+from ocm.vault.ids import slugify
+from ocm.vault.markdown import Document
+from ocm.vault.memories import MAX_CONTENT_CHARS, canonical_type
+from ocm.vault.store import MAX_NOTE_BYTES, read_note_text
 
 FORMATS = ("auto", "mcp-memory", "basic-memory", "claude", "ocm")
 MAX_IMPORT_FILES = 5000

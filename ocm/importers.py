@@ -128,24 +128,43 @@ def _read(path: Path) -> str:
         raise InvalidInput(f"cannot import {path}: {exc}") from None
 
 
+def _basic_memory_note(head: str) -> bool:
+    return head.startswith("---") and ("permalink:" in head or "## Observations" in head)
+
+
+def _mcp_memory_line(head: str) -> bool:
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    try:
+        item = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(item, dict) and item.get("type") in ("entity", "relation")
+
+
 def detect(source: Path) -> str:
+    """The format of `source`, from what it holds; an error for anything not recognised
+    (a README, a pyproject.toml), so `--format auto` never turns any file into memories."""
     if source.is_dir():
         if (source / "MEMORY.md").is_file() or (source / "CLAUDE.md").is_file():
             return "claude"
-        return "basic-memory"
-    name = source.name.lower()
-    if name.endswith((".jsonl", ".ndjson")):
-        return "mcp-memory"
-    if name.endswith(".json"):
-        return "ocm"
-    if name in ("claude.md", "memory.md", "claude.local.md"):
-        return "claude"
-    head = _read(source)[:4000]
-    if head.startswith("---") and ("permalink:" in head or "## Observations" in head):
-        return "basic-memory"
-    if head.lstrip().startswith("{"):
-        return "mcp-memory"
-    return "claude"
+        if any(_basic_memory_note(_read(p)[:4000]) for p in _files(source)[:50]):
+            return "basic-memory"
+    else:
+        name = source.name.lower()
+        if name in ("claude.md", "memory.md", "claude.local.md"):
+            return "claude"
+        head = _read(source)[:4000]
+        if name.endswith(".json") and '"ocm-export"' in head:
+            return "ocm"
+        if name.endswith((".jsonl", ".ndjson")) or (
+                name.endswith(".json") and _mcp_memory_line(head)):
+            return "mcp-memory"
+        if _basic_memory_note(head):
+            return "basic-memory"
+    raise InvalidInput(
+        f"cannot tell what {source} holds: not an MCP memory JSONL, basic-memory notes, "
+        "a CLAUDE.md / MEMORY.md (or its folder) or an `ocm export` file; "
+        "name the format with --format if it is one of them")
 
 
 # --------------------------------------------------------------------------- MCP memory

@@ -491,8 +491,11 @@ class Project:
         out: dict[str, Any] = {"format": fmt, "source": str(src.resolve()), "dry_run": dry_run,
                                "planned": len(plan), "created": [], "skipped": 0,
                                "by_type": {}, "items": []}
+        from ocm.vault.redact import redact
+
         for item in plan:
-            ident = (canonical_type(item.type), " ".join(item.content.split()))
+            # Compared as stored: a record that held a secret was stored redacted.
+            ident = (canonical_type(item.type), " ".join(redact(item.content).split()))
             row = item.to_json()
             if ident in known:
                 out["skipped"] += 1

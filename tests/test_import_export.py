@@ -189,3 +189,43 @@ def test_export_json_and_restore(project: Project, tmp_path: Path, run_ocm) -> N
         {"path": "../escape.md", "markdown": "x"}]}))
     with pytest.raises(InvalidInput, match="unsafe path"):
         other.import_notes(bad)
+
+
+def test_reimport_of_records_that_held_secrets_is_a_no_op(project: Project,
+                                                          tmp_path: Path) -> None:
+    claude = tmp_path / "CLAUDE.md"
+    claude.write_text(CLAUDE_MD)
+    first = project.import_notes(claude)
+    assert len(first["created"]) == 5
+    before = snapshot(project.vault.root)
+    again = project.import_notes(claude)
+    assert again["created"] == [] and again["skipped"] == 5
+    assert {n["action"] for n in again["items"]} == {"skip (already in the vault)"}
+    assert {k: v for k, v in snapshot(project.vault.root).items() if k.endswith(".md")} == {
+        k: v for k, v in before.items() if k.endswith(".md")}
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("README.md", "# demo\n\nA project that does things.\n\n- install it\n- run it\n"),
+    ("pyproject.toml", '[project]\nname = "demo"\nversion = "1.0"\n'),
+    ("settings.json", '{"editor.tabSize": 4}\n'),
+])
+def test_auto_format_refuses_what_it_does_not_recognise(project: Project, tmp_path: Path,
+                                                        run_ocm, name: str, text: str) -> None:
+    src = tmp_path / name
+    src.write_text(text)
+    before = snapshot(project.vault.root)
+    with pytest.raises(InvalidInput, match="cannot tell what .* holds.*--format"):
+        project.import_notes(src)
+    done = run_ocm("import", str(src), check=False)
+    assert done.returncode == 1 and done.stderr.startswith("error: cannot tell what")
+    assert done.stderr.count("\n") == 1
+    assert snapshot(project.vault.root) == before
+    empty = tmp_path / "empty-folder"
+    empty.mkdir(exist_ok=True)
+    (empty / "todo.md").write_text("# todo\n- a thing\n")
+    with pytest.raises(InvalidInput, match="cannot tell what"):
+        project.import_notes(empty)
+    # Named explicitly, a Markdown file is still importable as CLAUDE.md-style notes.
+    if name == "README.md":
+        assert project.import_notes(src, fmt="claude", dry_run=True)["planned"] >= 1

@@ -77,6 +77,13 @@ def _on_one_scale(per_vault: list[list[Hit]]) -> list[Hit]:
     return merged
 
 
+def _one_copy(hits: list[Hit]) -> list[Hit]:
+    """One vault's hits without the extra copies of a duplicated note file."""
+    from ocm.vault.duplicates import one_per_id
+
+    return one_per_id(hits, lambda hit: ("", hit.id, hit.path))
+
+
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
     """(type, whitespace-normalised text) of every memory already in the vault."""
     return {(note.type, " ".join(note.content.split())) for _, note in vault.memory_notes()}
@@ -445,7 +452,7 @@ class Project:
                 index.sync(force_rebuild=True)
                 found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
-            per_vault.append(found)
+            per_vault.append(_one_copy(found))
         if req.scope == "global" and ranked:
             hits = _on_one_scale(per_vault)
         else:
@@ -647,12 +654,14 @@ class Project:
         filters = Filters(kind="memory", types=RECALL_ORDER, status="active")
         vaults = self._vaults("project")
         hits = [hit for vault in vaults
-                for hit in engine.candidates(self.refresh(vault), "", (), filters)]
+                for hit in _one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
         self._mark_stale(hits, vaults)
         return hits
 
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
+        from ocm.vault.duplicates import duplicate_ids
+
         swept = self.sweep_temp_files()
         if swept:
             self.notices.append(f"ocm: removed {swept} temp files left by interrupted writes")
@@ -667,6 +676,7 @@ class Project:
             "vault": str(self.vault.root), "user_vault": str(self.user_vault.root),
             "initialised": self.vault.root.is_dir(), **counts,
             "broken_notes": dict(index.broken) if index else {},
+            "duplicate_ids": duplicate_ids(self.vault),
             "index_bytes": size,
         }
 

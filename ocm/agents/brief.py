@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Hit
 from ocm.indexer.recall import build_brief
+from ocm.vault.duplicates import one_per_id
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
 from ocm.vault.sessions import SessionNote
@@ -55,7 +56,7 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> list[Hi
                 meta={"snippet": content[:SNIPPET_CHARS], "files": note.str_list("files"),
                       "importance": note.importance,
                       "git_sha": str(note.fm.get("git_sha") or "")}))
-    return hits
+    return one_per_id(hits, lambda hit: ("", hit.id, hit.path))
 
 
 def _last_session(vault: Vault, current_id: str) -> Hit | None:

@@ -151,6 +151,11 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
         for rel, problem in broken.items():
             checks.append(Check(f"note {rel}", "fail", problem,
                                 "fix the frontmatter by hand (YAML between --- lines)"))
+        for note_id, rels in (status.get("duplicate_ids") or {}).items():
+            checks.append(Check(f"id {note_id}", "warn",
+                                f"held by {len(rels)} files; ocm reads {rels[0]} and "
+                                f"ignores {', '.join(rels[1:])}",
+                                "delete the extra copies, or give each its own `id:`"))
     except Exception as exc:  # noqa: BLE001 - doctor reports, it does not crash
         checks.append(Check("index", "fail", f"{type(exc).__name__}: {exc}",
                             "run `ocm rebuild-index`"))

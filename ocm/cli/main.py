@@ -113,11 +113,15 @@ def status(vault: Path | None, as_json: bool) -> None:
     if as_json:
         render.emit_json(info)
         return
-    rows = [(k, str(v)) for k, v in info.items() if k != "broken_notes"]
+    rows = [(k, str(v)) for k, v in info.items() if k not in ("broken_notes", "duplicate_ids")]
     rows.append(("broken notes", str(len(info["broken_notes"]))))
+    rows.append(("duplicate ids", str(len(info["duplicate_ids"]))))
     render.kv_table(rows, title="ocm status")
     for rel, problem in info["broken_notes"].items():
         click.echo(f"  broken: {rel}: {problem}")
+    for note_id, rels in info["duplicate_ids"].items():
+        click.echo(f"  duplicate id {note_id}: reading {rels[0]}; ignoring "
+                   f"{', '.join(rels[1:])} (delete it or give it its own id)")
 
 
 @cli.command("rebuild-index")

@@ -450,12 +450,13 @@ class Vault:
     def find_memory(self, memory_id: str) -> Path:
         mid = validate_id(unlink(memory_id), "memory id")
         if self.memories_dir.is_dir():
-            for folder in self.memories_dir.iterdir():
+            # The copy that counts when a file was duplicated (ocm.vault.duplicates).
+            for folder in sorted(self.memories_dir.iterdir()):
                 candidate = folder / f"{mid}.md"
                 if folder.is_dir() and candidate.is_file():
                     return candidate
             # Renamed or moved by a person: identity is the frontmatter id, not the path.
-            for path in self.note_paths():
+            for path in sorted(self.note_paths()):
                 if self.kind_of(path) == "memory" and (
                         (self._frontmatter_only(path) or {}).get("id") == mid):
                     return path

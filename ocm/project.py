@@ -282,6 +282,12 @@ class Project:
                                f"{', '.join(SESSION_STATUSES)}")
         inp.validate()  # before resolve_session may create a note for it
         self.fold_journal()
+        if all(value is None for name, value in inp.__dict__.items() if name != "extra"):
+            # Nothing given: nothing to save, and no session created for it.
+            sid = self.resolve_session(session_id, tool, create=False)
+            path = self.vault.find_session(sid)
+            return WriteResult(sid, path, SessionNote(read_document(path)).status, "session",
+                               changed=False, notice="nothing to change")
         sid = self.resolve_session(session_id, tool, slug=inp.slug)
         if inp.status in ("closed", "frozen"):
             self.vault.checkpoint(sid, CheckpointInput(**{**inp.__dict__, "status": None}))
@@ -378,6 +384,21 @@ class Project:
             raise InvalidInput(f"{memory_id} is a session, not a memory")
         return vault.set_memory_status(memory_id, status, superseded_by=superseded_by,
                                        reason=reason)
+
+    def reactivate(self, memory_id: str) -> WriteResult:
+        """A resolved, superseded or archived memory made active again (links kept honest:
+        see `ocm.vault.lifecycle.reactivate`); an active one is a no-op."""
+        return self.set_memory_status(memory_id, "active")
+
+    def verify_memory(self, memory_id: str) -> WriteResult:
+        """Re-stamp a memory against HEAD: checked, so no longer stale."""
+        from ocm.vault.lifecycle import verify
+
+        self.fold_journal()
+        vault, kind, _ = self._locate(memory_id)
+        if kind != "memory":
+            raise InvalidInput(f"{memory_id} is a session, not a memory")
+        return verify(vault, memory_id)
 
     def resolve_by_session(self, session_id: str, reason: str | None = None) -> list[WriteResult]:
         sid = self.resolve_session(session_id, create=False)

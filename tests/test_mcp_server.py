@@ -18,6 +18,7 @@ TOOLS = {
     "ocm__checkpoint", "ocm__search_sessions", "ocm__list_sessions", "ocm__get_session_files",
     "ocm__remember", "ocm__search", "ocm__recall", "ocm__resolve_memory",
     "ocm__list_memories", "ocm__update_memory", "ocm__forget", "ocm__get_note",
+    "ocm__reactivate_memory",
 }
 READ_ONLY = {"ocm__search_sessions", "ocm__list_sessions", "ocm__get_session_files",
              "ocm__search", "ocm__recall", "ocm__list_memories", "ocm__get_note"}
@@ -352,8 +353,10 @@ async def test_supersede_and_resolve(client: Client, vault: Path) -> None:
         client, "ocm__search", {"query": "flaky upload"}))["results"]]
     shown = await ok(client, "ocm__search", {"query": "flaky upload", "include_resolved": True})
     assert bug["id"] in [r["id"] for r in shown["results"]]
-    assert "already resolved" in await refused(
-        client, "ocm__resolve_memory", {"id": bug["id"]}, vault)
+    before = snapshot(vault)
+    again = await ok(client, "ocm__resolve_memory", {"id": bug["id"]})  # idempotent
+    assert again["changed"] is False and again["status"] == "resolved"
+    assert snapshot(vault) == before
 
     a = await remember(client, "Use ruff for lint.", "principle")
     b = await remember(client, "Use ruff for lint and format.", "principle")
@@ -440,7 +443,9 @@ async def test_forget_archives_or_deletes(client: Client, vault: Path) -> None:
 
     assert "no session or memory with id" in await refused(
         client, "ocm__forget", {"id": b["id"], "mode": "delete"}, vault)
-    assert "already archived" in await refused(client, "ocm__forget", {"id": a["id"]}, vault)
+    before = snapshot(vault)
+    again = await ok(client, "ocm__forget", {"id": a["id"]})  # idempotent
+    assert again["changed"] is False and snapshot(vault) == before
     assert "'archive' or 'delete'" in await refused(
         client, "ocm__forget", {"id": a["id"], "mode": "shred"}, vault)
     session = await ok(client, "ocm__checkpoint", {"goal": "keep me"})
@@ -655,3 +660,31 @@ async def test_project_from_mcp_roots(tmp_path: Path, monkeypatch: pytest.Monkey
     async with Client(server, mode="legacy", list_roots_callback=roots) as client:
         await ok(client, "ocm__list_sessions")
     assert _where(server)[1] == "CLAUDE_PROJECT_DIR" and asked == [1]
+
+
+@pytest.mark.anyio
+async def test_reactivate_and_list_edits(client: Client, vault: Path) -> None:
+    a = await remember(client, "Use polling for job status.", "decision")
+    b = await remember(client, "Use websockets for job status.", "decision",
+                       tags=["jobs", "ws"])
+    await ok(client, "ocm__resolve_memory", {"id": a["id"], "superseded_by": b["id"]})
+    back = await ok(client, "ocm__reactivate_memory", {"id": a["id"]})
+    assert back["status"] == "active" and back["changed"] is True
+    assert f"{b['id']} no longer supersedes it" in back["notice"]
+    note = await ok(client, "ocm__get_note", {"id": b["id"]})
+    assert "supersedes" not in note["frontmatter"]
+    again = await ok(client, "ocm__reactivate_memory", {"id": a["id"]})
+    assert again["changed"] is False
+    assert "no session or memory with id" in await refused(
+        client, "ocm__reactivate_memory", {"id": "ghost-123456"}, vault)
+    edited = await ok(client, "ocm__update_memory", {"id": b["id"], "add_tags": ["realtime"],
+                                                     "remove_tags": ["ws"]})
+    assert edited["changed"] is True
+    note = await ok(client, "ocm__get_note", {"id": b["id"]})
+    assert note["frontmatter"]["tags"] == ["jobs", "realtime"]
+    same = await ok(client, "ocm__update_memory", {"id": b["id"], "add_tags": ["jobs"]})
+    assert same["changed"] is False
+    assert "has no tag 'nope'" in await refused(
+        client, "ocm__update_memory", {"id": b["id"], "remove_tags": ["nope"]}, vault)
+    assert "tags replaces the list" in await refused(
+        client, "ocm__update_memory", {"id": b["id"], "tags": ["x"], "add_tags": ["y"]}, vault)

@@ -56,7 +56,7 @@ async def test_ocm_mcp_over_stdio_sees_cli_writes(
             assert client.server_info.name == "ocm"
             assert client.server_info.version == ocm.__version__
             assert client.instructions and len(client.instructions) <= 512
-            assert len((await client.list_tools()).tools) == 12
+            assert len((await client.list_tools()).tools) == 13
 
             made = await ok(client, "ocm__checkpoint", {
                 "goal": "Wire the MCP server", "slug": "mcp-server",

@@ -79,8 +79,7 @@ def test_resolve_archive_reactivate_and_errors(project: Project) -> None:
     project.set_memory_status(r.id, "resolved", reason="split into lib/constants/")
     m = memo(r.path)
     assert m.status == "resolved" and m.fm["resolution"] == "split into lib/constants/"
-    with pytest.raises(Conflict, match="already resolved"):
-        project.set_memory_status(r.id, "resolved")
+    assert project.set_memory_status(r.id, "resolved").changed is False  # idempotent
     with pytest.raises(Conflict, match="reactivate it first"):
         project.forget(r.id)
     project.set_memory_status(r.id, "active")
@@ -100,8 +99,7 @@ def test_explicit_supersede_checks_the_replacement(project: Project) -> None:
     project.set_memory_status(a.id, "superseded", superseded_by=b.id, reason="stability")
     assert memo(a.path).superseded_by == b.id
     assert memo(b.path).supersedes == a.id
-    with pytest.raises(Conflict, match="already superseded"):
-        project.set_memory_status(a.id, "superseded", superseded_by=b.id)
+    assert project.set_memory_status(a.id, "superseded", superseded_by=b.id).changed is False
     c = project.remember("Use SSE", "decision")
     with pytest.raises(Conflict, match="is superseded; reactivate"):
         project.set_memory_status(a.id, "resolved")

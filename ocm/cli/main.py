@@ -197,6 +197,8 @@ def checkpoint(vault: Path | None, as_json: bool, session_id: str | None, tool: 
     result = project.checkpoint(inp, session_id=session_id, tool=tool)
     if as_json:
         render.emit_json(render.write_result_json(result))
+    elif not result.changed:
+        click.echo(f"Nothing to change: {result.id} already says that\n{result.path.resolve()}")
     else:
         click.echo(f"Checkpoint saved: {result.id} ({result.status})\n{result.path.resolve()}")
 
@@ -381,25 +383,72 @@ def get(vault: Path | None, as_json: bool, note_id: str) -> None:
 @VAULT_OPTION
 @JSON_OPTION
 @click.argument("memory_id")
-@click.option("--text", "content")
-@click.option("--title")
-@click.option("--file", "files_", multiple=True)
-@click.option("--tag", "tags", multiple=True)
-@click.option("--importance", type=int)
+@click.option("--text", "content", help="New text (replaces it; use - to read stdin).")
+@click.option("--title", help="New title.")
+@click.option("--file", "files_", multiple=True,
+              help="Replace the file list with these (repeatable).")
+@click.option("--add-file", "add_files", multiple=True, help="Add a file (repeatable).")
+@click.option("--remove-file", "remove_files", multiple=True,
+              help="Remove a file (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags with these (repeatable).")
+@click.option("--add-tag", "add_tags", multiple=True, help="Add a tag (repeatable).")
+@click.option("--remove-tag", "remove_tags", multiple=True, help="Remove a tag (repeatable).")
+@click.option("--importance", type=int, help="1-10.")
 @click.option("--type", "memory_type", help="Reclassify (moves the file).")
-@click.option("--key")
+@click.option("--key", help="New key ('' clears it).")
 def update(vault: Path | None, as_json: bool, memory_id: str, content: str | None,
-           title: str | None, files_: tuple[str, ...], tags: tuple[str, ...],
-           importance: int | None, memory_type: str | None, key: str | None) -> None:
-    """Change a memory's text or metadata."""
+           title: str | None, files_: tuple[str, ...], add_files: tuple[str, ...],
+           remove_files: tuple[str, ...], tags: tuple[str, ...], add_tags: tuple[str, ...],
+           remove_tags: tuple[str, ...], importance: int | None, memory_type: str | None,
+           key: str | None) -> None:
+    """Change a memory's text or metadata (a change of text or files also re-stamps it
+    against HEAD, like `ocm verify`)."""
+    for replace, add, remove, name in ((files_, add_files, remove_files, "file"),
+                                       (tags, add_tags, remove_tags, "tag")):
+        if replace and (add or remove):
+            raise OcmError(f"--{name} replaces the list: use it alone, or --add-{name} / "
+                           f"--remove-{name}")
+    if content == "-":
+        content = _stdin_text()
     result = _project(vault).update_memory(
         memory_id, content=content, title=title, files=list(files_) if files_ else None,
         tags=list(tags) if tags else None, importance=importance, memory_type=memory_type,
-        key=key)
+        key=key, add_files=list(add_files), remove_files=list(remove_files),
+        add_tags=list(add_tags), remove_tags=list(remove_tags))
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    elif not result.changed:
+        click.echo(f"Nothing to change: {result.id} already says that\n{result.path.resolve()}")
+    else:
+        click.echo(f"Updated {result.id}\n{result.path.resolve()}")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id")
+def reactivate(vault: Path | None, as_json: bool, memory_id: str) -> None:
+    """Make a resolved, superseded or archived memory active again (its replacement, if
+    any, stays active and no longer claims to supersede it)."""
+    result = _project(vault).reactivate(memory_id)
     if as_json:
         render.emit_json(render.write_result_json(result))
     else:
-        click.echo(f"Updated {result.id}\n{result.path.resolve()}")
+        click.echo(f"{result.id}: {result.status} ({result.notice})")
+
+
+@cli.command()
+@VAULT_OPTION
+@JSON_OPTION
+@click.argument("memory_id")
+def verify(vault: Path | None, as_json: bool, memory_id: str) -> None:
+    """Mark a memory checked against the code at HEAD: re-stamps its git_sha, so `ocm stale`
+    stops flagging it."""
+    result = _project(vault).verify_memory(memory_id)
+    if as_json:
+        render.emit_json(render.write_result_json(result))
+    else:
+        click.echo(f"{result.id}: {result.notice}")
 
 
 @cli.command()
@@ -425,7 +474,7 @@ def resolve(vault: Path | None, as_json: bool, memory_id: str | None, session_id
         render.emit_json([render.write_result_json(r) for r in results])
     else:
         for r in results:
-            click.echo(f"{r.id}: {r.status}")
+            click.echo(f"{r.id}: {'' if r.changed else 'already '}{r.status}")
         if not results:
             click.echo("No active memories for that session.")
 
@@ -440,7 +489,7 @@ def archive(vault: Path | None, as_json: bool, memory_id: str) -> None:
     if as_json:
         render.emit_json(render.write_result_json(result))
     else:
-        click.echo(f"{result.id}: archived")
+        click.echo(f"{result.id}: {'' if result.changed else 'already '}archived")
 
 
 @cli.command()
@@ -454,7 +503,9 @@ def forget(vault: Path | None, as_json: bool, memory_id: str, delete: bool) -> N
     if as_json:
         render.emit_json(render.write_result_json(result))
     else:
-        click.echo(f"{result.id}: {result.status}")
+        done = f"{'' if result.changed else 'already '}{result.status}"
+        click.echo(f"{result.id}: {done}" + (f" ({result.notice})" if result.notice and
+                                              result.changed else ""))
 
 
 @cli.command()

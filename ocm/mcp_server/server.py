@@ -567,14 +567,27 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         type: Annotated[str | None, Field(
             description=f"Reclassify (moves the file): {MEMORY_TYPES_HELP}.")] = None,
         key: Annotated[str | None, Field(description="New key ('' clears it).")] = None,
+        add_tags: Annotated[list[str] | None, Field(description="Tags to add.")] = None,
+        remove_tags: Annotated[list[str] | None, Field(description="Tags to remove.")] = None,
+        add_files: Annotated[list[str] | None, Field(description="Files to add.")] = None,
+        remove_files: Annotated[list[str] | None, Field(
+            description="Files to remove.")] = None,
     ) -> WriteOutcome:
         """Change a memory's text or metadata in place (use ocm__remember with its key and
-        a supersede_reason instead when the fact itself changed)."""
+        a supersede_reason instead when the fact itself changed). A change of content or
+        files re-stamps it against HEAD; `changed` is false when it already said that."""
         changes = {"content": content, "title": title, "files": files, "tags": tags,
-                   "importance": importance, "memory_type": type, "key": key}
+                   "importance": importance, "memory_type": type, "key": key,
+                   "add_tags": add_tags, "remove_tags": remove_tags, "add_files": add_files,
+                   "remove_files": remove_files}
         if all(v is None for v in changes.values()):
             raise ToolError("nothing to change: give content, title, files, tags, importance, "
-                            "type or key")
+                            "type, key, add_tags, remove_tags, add_files or remove_files")
+        for name in ("tags", "files"):
+            if changes[name] is not None and (changes[f"add_{name}"] or
+                                              changes[f"remove_{name}"]):
+                raise ToolError(f"{name} replaces the list: give it alone, or add_{name} / "
+                                f"remove_{name}")
         return await backend.run(ctx, lambda project: _write(
             project.update_memory(id, **changes)))
 
@@ -590,6 +603,17 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         """Archive a memory (hidden from recall and default search) or delete its file."""
         return await backend.run(ctx, lambda project: _write(
             project.forget(id, delete=mode == "delete")))
+
+    @tool(name="ocm__reactivate_memory", title="Reactivate a memory",
+          annotations=_writes(destructive=False, idempotent=True))
+    async def reactivate_memory(
+        ctx: Context,
+        id: Annotated[str, Field(description="The memory id.")],
+    ) -> WriteOutcome:
+        """Make a resolved, superseded or archived memory active again (its replacement
+        stays active and no longer claims to supersede it). Refused when another active
+        memory holds its key; already active: a no-op (`changed` false)."""
+        return await backend.run(ctx, lambda project: _write(project.reactivate(id)))
 
     @tool(name="ocm__get_note", title="Read a note", annotations=READ_ONLY)
     async def get_note(

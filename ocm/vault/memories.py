@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -102,6 +103,38 @@ def default_title(content: str) -> str:
 def capped_importance(importance: int, origin: str | None) -> int:
     cap = CAPPED_ORIGINS.get(origin or "")
     return min(importance, cap) if cap else importance
+
+
+@dataclass
+class ListEdit:
+    """A change to a list property (`tags`, `files`): a new list, or items to add and
+    remove. Removing an item the list does not hold is an error (a typo would otherwise
+    pass silently)."""
+
+    what: str
+    replace: list[str] | None = None
+    add: list[str] | None = None
+    remove: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.replace is not None and (self.add or self.remove):
+            raise InvalidInput(f"a new {self.what} list replaces the old one: give it alone, "
+                               f"or {self.what}s to add and remove")
+
+    @property
+    def given(self) -> bool:
+        return self.replace is not None or bool(self.add) or bool(self.remove)
+
+    def apply(self, note_id: str, current: list[str]) -> list[str]:
+        if self.replace is not None:
+            return list(dict.fromkeys(self.replace))
+        missing = [item for item in self.remove or [] if item not in current]
+        if missing:
+            raise InvalidInput(f"memory {note_id} has no {self.what} {missing[0]!r} "
+                               f"(it has: {', '.join(current) or 'none'})")
+        dropped = set(self.remove or [])
+        kept = [item for item in current if item not in dropped]
+        return list(dict.fromkeys(kept + list(self.add or [])))
 
 
 class MemoryNote(NoteView):

@@ -26,6 +26,7 @@ from .markdown import Document
 from .memories import (
     DEFAULT_IMPORTANCE,
     MAX_TITLE_CHARS,
+    ListEdit,
     MemoryNote,
     canonical_type,
     capped_importance,
@@ -601,7 +602,13 @@ class Vault:
                       title: str | None = None, files: list[str] | None = None,
                       tags: list[str] | None = None, importance: int | None = None,
                       memory_type: str | None = None, key: str | None = None,
-                      scope: str | None = None) -> WriteResult:
+                      scope: str | None = None, add_tags: list[str] | None = None,
+                      remove_tags: list[str] | None = None,
+                      add_files: list[str] | None = None,
+                      remove_files: list[str] | None = None) -> WriteResult:
+        """Change what is given; `tags`/`files` replace the list, `add_*`/`remove_*` edit
+        it. Nothing different from the note: nothing written (`changed` False). A change of
+        text or files re-stamps `git_sha` with HEAD (the record was re-read against it)."""
         new_type = canonical_type(memory_type) if memory_type else None
         if content is not None:
             content = _clean(validate_content(content))
@@ -618,37 +625,54 @@ class Vault:
                     f"memory {memory_id} lives in the {self.scope} vault; "
                     f"store a new memory with scope {scope!r} instead"
                 )
-        file_list = None if files is None else [
-            normalise_file_path(_clean(f), str(self.project_root)) for f in files]
+
+        def paths(items: list[str] | None) -> list[str] | None:
+            return None if items is None else [
+                normalise_file_path(_clean(f), str(self.project_root)) for f in items]
+
+        def words(items: list[str] | None) -> list[str] | None:
+            return None if items is None else [_clean(t).strip() for t in items if t.strip()]
+
+        tag_edit = ListEdit("tag", words(tags), words(add_tags), words(remove_tags))
+        file_edit = ListEdit("file", paths(files), paths(add_files), paths(remove_files))
         with locked(self.locks_dir, self._memories_lock()):
             path = self.find_memory(memory_id)
 
             def mutate(doc: Document) -> str:
                 note = MemoryNote(doc)
+                before = doc.render()
                 if content is not None:
                     note.set_content(content)
                 if title is not None:
                     note.set("title", title)
-                if file_list is not None:
-                    note.set("files", file_list)
-                if tags is not None:
-                    note.set("tags", [_clean(t) for t in tags if t.strip()])
+                if file_edit.given:
+                    note.set("files", file_edit.apply(note.id, note.str_list("files")))
+                if tag_edit.given:
+                    note.set("tags", tag_edit.apply(note.id, note.str_list("tags")))
                 if importance is not None:
                     note.set("importance", importance)
                 if key is not None:
                     note.set("key", _clean(key) or None)
                 if new_type:
                     note.set("type", new_type)
-                note.set("updated", now())
+                if doc.render() != before:
+                    note.set("updated", now())
+                    reread = content is not None or file_edit.given
+                    sha = gitinfo.head_sha(self.project_root) if (
+                        reread and self.scope == "project") else None
+                    if sha:
+                        note.set("git_sha", sha)
                 return note.status
 
-            status, _ = self._edit(path, f"note-{path.stem}", mutate)
+            status, changed = self._edit(path, f"note-{path.stem}", mutate)
             if new_type and path.parent.name != new_type:
                 target = self.memory_path(new_type, path.stem)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(path, target)
                 path = target
-        return WriteResult(memory_id, path, status, "memory")
+                changed = True
+        return WriteResult(memory_id, path, status, "memory", changed=changed,
+                           notice=None if changed else "nothing to change")
 
     def set_memory_status(self, memory_id: str, status: str, *, superseded_by: str | None = None,
                           reason: str | None = None) -> WriteResult:
@@ -659,11 +683,20 @@ class Vault:
         if superseded_by and status != "superseded":
             raise InvalidInput("superseded_by is only valid with status 'superseded'")
         reason = _clean(" ".join(reason.split())) if reason else None
+        if status == "active":
+            from .lifecycle import reactivate
+
+            return reactivate(self, memory_id)
         with locked(self.locks_dir, self._memories_lock()):
             path, note = self.read_memory(memory_id)
-            if note.status == status:
-                raise Conflict(f"memory {note.id} is already {status}")
-            if note.status != "active" and status != "active":
+            if note.status == status:  # the same state again: done, nothing to write
+                if superseded_by and note.superseded_by not in (
+                        superseded_by, self.find_memory(superseded_by).stem):
+                    raise Conflict(f"memory {note.id} is already superseded by "
+                                   f"{note.superseded_by}; reactivate it first")
+                return WriteResult(note.id, path, status, "memory", changed=False,
+                                   notice=f"already {status}")
+            if note.status != "active":
                 raise Conflict(f"memory {note.id} is {note.status}; reactivate it first")
             if superseded_by:
                 if superseded_by == note.id:
@@ -691,10 +724,14 @@ class Vault:
         return WriteResult(note.id, path, status, "memory")
 
     def delete_memory(self, memory_id: str) -> WriteResult:
+        from .lifecycle import drop_links_to
+
         with locked(self.locks_dir, self._memories_lock()):
             path, note = self.read_memory(memory_id)
             os.unlink(path)
-        return WriteResult(note.id, path, "deleted", "memory")
+            edited = drop_links_to(self, note, path)  # no link left pointing at nothing
+        notice = f"removed links to it from {', '.join(edited)}" if edited else None
+        return WriteResult(note.id, path, "deleted", "memory", notice=notice)
 
     def memory_notes(self) -> Iterator[tuple[Path, MemoryNote]]:
         """Every readable memory note (broken ones are `ocm status`'s business)."""

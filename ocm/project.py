@@ -57,6 +57,8 @@ class SearchRequest(Filters):
     scope: str = "project"
     explain: bool = False
     now: datetime | None = None
+    # One result per note (with its best chunk), or False: the chunks themselves.
+    group: bool = True
 
 
 def _project_name(root: Path) -> str:
@@ -359,14 +361,24 @@ class Project:
             return None
         return [hit.path for hit in hits]
 
-    def get(self, note_id: str) -> dict[str, Any]:
+    def get(self, note_id: str, section: str | None = None) -> dict[str, Any]:
+        """A note's frontmatter and Markdown; with `section` (or `ID#Heading`), only that
+        `##`/`###` section's Markdown, with its title and first line."""
+        from ocm.vault.sections import find_section
+
+        if section is None and isinstance(note_id, str) and "#" in note_id:
+            note_id, _, section = note_id.partition("#")
         self.fold_journal()
         vault, kind, path = self._locate(note_id)
         text = read_note_text(path)
         doc = read_document(path)
-        return {"id": doc.frontmatter.get("id") or path.stem, "kind": kind,
+        note = {"id": doc.frontmatter.get("id") or path.stem, "kind": kind,
                 "markdown_path": str(path.resolve()), "frontmatter": doc.frontmatter.data,
                 "markdown": text, "scope": vault.scope}
+        if section is not None:
+            found, markdown = find_section(doc, section, where=f"note {note['id']}")
+            note.update(markdown=markdown, section=found.title, line=found.line)
+        return note
 
     def update_memory(self, memory_id: str, **changes: Any) -> WriteResult:
         self.fold_journal()
@@ -459,8 +471,10 @@ class Project:
             tag=req.tag, include_resolved=req.include_resolved)
         per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)
+        indexes: list[NoteIndex] = []
         for vault in vaults:
             index = self.refresh(vault)
+            indexes.append(index)
             try:
                 found = engine.candidates(index, text, parsed.paths, filters,
                                           explain=req.explain)
@@ -480,10 +494,16 @@ class Project:
             hits = [hit for found in per_vault for hit in found]
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-        ranked_hits = engine.rank(hits, when, req.limit, ranked=ranked,
+        listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
+        ranked_hits = engine.rank(hits, when, listed, ranked=ranked,
                                   priors=engine.intent_priors(req.query or ""),
                                   window=soft_window)
         self._mark_stale(ranked_hits, vaults)
+        if not ranked:
+            return ranked_hits
+        if not req.group:
+            return engine.chunk_hits(ranked_hits, text, indexes, req.limit)
+        engine.attach_chunks(ranked_hits, text, indexes)
         return ranked_hits
 
     def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:

@@ -241,7 +241,7 @@ def files(vault: Path | None, as_json: bool, session_id: str) -> None:
 @VAULT_OPTION
 @click.argument("note_id")
 def show(vault: Path | None, note_id: str) -> None:
-    """Print a session or memory note's Markdown."""
+    """Print a session or memory note's Markdown; `ID#Heading` prints one section."""
     click.echo(_project(vault).get(note_id)["markdown"], nl=False)
 
 
@@ -265,18 +265,22 @@ def show(vault: Path | None, note_id: str) -> None:
               show_default=True)
 @click.option("--include-resolved", is_flag=True, help="Also show resolved and archived.")
 @click.option("--explain", is_flag=True, help="Show each field's share of the score.")
+@click.option("--chunks", is_flag=True,
+              help="List matching sections (chunks) instead of one result per note.")
 def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int,
            kind: str | None, types: tuple[str, ...], status: str | None, tool: str | None,
            since: str | None, until: str | None, file_: str | None, tag: str | None,
-           scope: str, include_resolved: bool, explain: bool) -> None:
-    """Search sessions and memories (filters can be written in the query: 'last week')."""
+           scope: str, include_resolved: bool, explain: bool, chunks: bool) -> None:
+    """Search sessions and memories (filters can be written in the query: 'last week').
+    Each result names its best section (`file.md#Heading`, line) with a snippet."""
     from ocm.project import SearchRequest
 
     project = _project(vault)
     req = SearchRequest(
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=_parse_date(since, "since"), until=_parse_date(until, "until"), file=file_,
-        tag=tag, scope=scope, include_resolved=include_resolved, explain=explain)
+        tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
+        group=not chunks)
     hits = project.search(req)
     _notices(project)
     if as_json:

@@ -31,6 +31,7 @@ def console():  # -> rich.console.Console
 
 def hits_table(hits: list[Hit], title: str, show_score: bool = True,
                show_project: bool = False) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
@@ -53,6 +54,10 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True,
         cell = f"{label}{hit.title}\n[dim]{hit.id}[/dim]{files}"
         if hit.superseded_by:
             cell += f"\n[dim]→ {hit.superseded_by}[/dim]"
+        if hit.chunk is not None:
+            where = f"#{hit.chunk.section} " if hit.chunk.section else ""
+            cell += f"\n[cyan]{escape(where)}line {hit.chunk.line}[/cyan]"
+            cell += f"\n[dim]{escape(hit.chunk.snippet)}[/dim]" if hit.chunk.snippet else ""
         if hit.meta.get("changed_files"):
             status += " (stale)"
             cell += f"\n[yellow]verify: {', '.join(hit.meta['changed_files'][:3])} changed[/]"
@@ -71,7 +76,8 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True,
 def paths_footer(hits: list[Hit]) -> None:
     # Plain lines, never wrapped, so a path can be copied or clicked.
     for hit in hits:
-        sys.stdout.write(f"{hit.rank or '-'}  {hit.path}\n")
+        line = f":{hit.chunk.line}" if hit.chunk is not None else ""
+        sys.stdout.write(f"{hit.rank or '-'}  {hit.path}{line}\n")
 
 
 def kv_table(rows: list[tuple[str, str]], title: str | None = None) -> None:

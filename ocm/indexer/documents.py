@@ -12,6 +12,7 @@ from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CHANGE_TYPES, SessionNote
 
 from .analysis import tokens
+from .chunks import memory_field, note_chunks, session_field
 
 SKETCH_TOKENS = 80
 SNIPPET_CHARS = 400
@@ -71,7 +72,7 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "goal": goal, "decisions": decisions, "todos": todos,
         "files": " ".join(files), "work_summary": summary, "content": "",
         "body": "\n".join(rest),
-        "tags": ",".join(_strs(fm.get("tags"))),
+        "tags": ",".join(_strs(fm.get("tags"))), "chunks": note_chunks(doc, session_field),
     }
 
 
@@ -99,5 +100,5 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
         "date": _epoch(created), "meta": meta, "goal": note.title, "decisions": "",
         "todos": "", "files": " ".join(files), "work_summary": "", "content": content,
         "body": "",
-        "tags": ",".join(note.str_list("tags")),
+        "tags": ",".join(note.str_list("tags")), "chunks": note_chunks(doc, memory_field),
     }

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .chunks import Chunk
 
 
 @dataclass
@@ -44,6 +47,11 @@ class Hit:
     rank: int = 0
     explain: dict[str, Any] | None = None
     sketch: frozenset[str] = field(default_factory=frozenset)
+    # The best chunk (a section) for the query; set on the hits a search returns.
+    chunk: Chunk | None = None
+    # The note's stored chunks and where they came from (not part of the result).
+    chunks: list = field(default_factory=list, repr=False)
+    relpath: str = field(default="", repr=False)
 
     @property
     def top_files(self) -> list[str]:
@@ -68,6 +76,9 @@ class Hit:
             out["tags"] = self.meta.get("tags") or []
             out["stale"] = bool(self.meta.get("changed_files"))
             out["changed_files"] = list(self.meta.get("changed_files") or [])
+        if self.chunk is not None:
+            out.update(anchor=self.chunk.anchor, line=self.chunk.line,
+                       section=self.chunk.section or None, snippet=self.chunk.snippet)
         if self.explain is not None:
             out["explain"] = self.explain
         return out

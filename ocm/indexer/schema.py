@@ -8,7 +8,7 @@ from whoosh.scoring import BM25F
 from .analysis import CountedFrequency, code_analyzer
 
 # Bump when the schema or the text extraction changes: the index is then rebuilt.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Query-time boosts (linear, seed 004 §6). A memory's title goes in `goal` and its text in
 # `content`: a curated fact weighs more than the leftover sections of a session (`body`).
@@ -51,6 +51,8 @@ def build_schema() -> Schema:
         scope=ID(stored=True),
         date=NUMERIC(int, bits=64, stored=True, signed=True, sortable=True),
         meta=STORED(),
+        # The note's sections (ocm/indexer/chunks.py): derived, refreshed with the note.
+        chunks=STORED(),
         goal=text(),
         decisions=text(),
         todos=text(),

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from whoosh import query as Q
@@ -12,6 +16,7 @@ from whoosh import query as Q
 from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATUSES
 
 from .analysis import tokens
+from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
 from .query import MAX_FILTER_QUERY_WORDS
@@ -174,6 +179,7 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
         date=datetime.fromtimestamp(epoch) if epoch else None,
         path=index.resolved_root / stored["path"], meta=meta,
         project=index.vault.project, score=score, sketch=frozenset(meta.get("sketch") or ()),
+        chunks=stored.get("chunks") or [], relpath=stored["path"],
     )
 
 
@@ -206,6 +212,60 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
     return hits
+
+
+def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
+    """Scores a hit's chunks with the statistics of the index it came from."""
+    stats: dict[Path, tuple[Callable, Callable]] = {}
+
+    def for_hit(hit: Hit, terms: list[str]) -> list[tuple[float, int]]:
+        index = next((ix for ix in indexes if hit.path.is_relative_to(ix.resolved_root)),
+                     None)
+        if index is None or len(hit.chunks) < 2 or not terms:
+            return [(0.0, 0)] if hit.chunks else []
+        if index.resolved_root not in stats:
+            searcher = index.searcher()
+            stats[index.resolved_root] = (lru_cache(maxsize=None)(searcher.idf),
+                                          lru_cache(maxsize=None)(searcher.avg_field_length))
+        idf, avgfl = stats[index.resolved_root]
+        return scored_chunks(hit.chunks, terms, idf, avgfl)
+
+    return for_hit
+
+
+def attach_chunks(hits: list[Hit], text: str, indexes: list[NoteIndex]) -> None:
+    """Give each hit its best chunk for the query `text`: section, anchor, line, snippet."""
+    terms = list(dict.fromkeys(tokens(text)))
+    scorer = _chunk_scorer(indexes)
+    for hit in hits:
+        scored = scorer(hit, terms)
+        if scored:
+            score, position = scored[0]
+            hit.chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score)
+
+
+def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int) -> list[Hit]:
+    """The chunks of the ranked notes `hits` as results of their own, best first: a note's
+    best chunk keeps the note's score, its other matching chunks get a share of it in
+    proportion to their BM25F."""
+    terms = list(dict.fromkeys(tokens(text)))
+    scorer = _chunk_scorer(indexes)
+    out: list[tuple[float, int, int, Hit]] = []
+    for order, hit in enumerate(hits):
+        scored = scorer(hit, terms)
+        top = scored[0][0] if scored else 0.0
+        for rank_in_note, (score, position) in enumerate(scored):
+            if rank_in_note and score <= 0:
+                break
+            share = score / top if top > 0 else 1.0
+            chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score)
+            out.append((hit.score * share, order, position,
+                        replace(hit, score=hit.score * share, chunk=chunk)))
+    out.sort(key=lambda item: (-item[0], item[1], item[2]))
+    found = [item[3] for item in out[:limit]]
+    for position, hit in enumerate(found, 1):
+        hit.rank = position
+    return found
 
 
 def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str) -> dict:

@@ -109,6 +109,13 @@ class NoteHit(BaseModel):
     tags: list[str] = Field(default_factory=list)
     stale: bool = Field(False, description="A file this memory is about changed in git "
                                            "since it was written: verify before relying on it.")
+    anchor: str | None = Field(None, description="The best matching section as an Obsidian "
+                                                 "link, `path/in/vault.md#Heading`.")
+    line: int | None = Field(None, description="That section's first line in the file.")
+    section: str | None = Field(None, description="That section's heading (none when the "
+                                                  "note is one chunk).")
+    snippet: str | None = Field(None, description="Up to 200 characters of that section "
+                                                  "around the query's words.")
     changed_files: list[str] = Field(default_factory=list,
                                      description="The memory's files changed since it was written.")
 
@@ -138,6 +145,13 @@ class RecallItem(BaseModel):
     date: str | None = None
     scope: str = ""
     markdown_path: str
+    anchor: str | None = Field(None, description="The best matching section as an Obsidian "
+                                                 "link, `path/in/vault.md#Heading`.")
+    line: int | None = Field(None, description="That section's first line in the file.")
+    section: str | None = Field(None, description="That section's heading (none when the "
+                                                  "note is one chunk).")
+    snippet: str | None = Field(None, description="Up to 200 characters of that section "
+                                                  "around the query's words.")
     changed_files: list[str] = Field(default_factory=list,
                                      description="Files changed since it was written: verify.")
 
@@ -169,4 +183,7 @@ class NoteOutcome(BaseModel):
     scope: str
     markdown_path: str
     frontmatter: dict[str, Any]
-    markdown: str = Field(description="The note's full Markdown, frontmatter included.")
+    markdown: str = Field(description="The note's full Markdown, frontmatter included; "
+                                      "with `section`, that section's Markdown only.")
+    section: str | None = Field(None, description="The section's heading, when one was asked.")
+    line: int | None = Field(None, description="The section's first line in the file.")

@@ -462,18 +462,23 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
             description="Only notes about a path containing this.")] = None,
         tag: Annotated[str | None, Field(description="Only notes with this tag.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
+        group: Annotated[bool, Field(
+            description="One result per note, with its best section (default); false "
+                        "lists the matching sections themselves.")] = True,
     ) -> SearchOutcome:
         """Search session notes and memory records (BM25F, newest-weighted).
 
-        Results carry metadata and markdown_path, never the whole note: read the file, or
-        call ocm__get_note with the id. Superseded results say what replaced them.
+        Results carry metadata, markdown_path and the best matching section (anchor,
+        line, a short snippet), never the whole note: read the file, or call
+        ocm__get_note with the id (and `section` for one section). Superseded results
+        say what replaced them.
         """
         from ocm.project import SearchRequest
 
         types = (type,) if isinstance(type, str) else tuple(type or ())
         req = SearchRequest(query=query, limit=limit, kind=kind, types=types, status=status,
                             tool=tool, file=file, tag=tag, scope=scope,
-                            include_resolved=include_resolved)
+                            include_resolved=include_resolved, group=group)
         hits = await backend.run(ctx, lambda project: project.search(req))
         results = [_note_hit(h) for h in hits]
         message = ("No sessions or memories matched." if not results else
@@ -619,15 +624,20 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
     async def get_note(
         ctx: Context,
         id: Annotated[str, Field(description="A memory id or a session id (ocm or host).")],
+        section: Annotated[str | None, Field(
+            description="Only this `##`/`###` section: its heading as written or as in a "
+                        "search result's anchor (`Parent#Child` for a nested one).")] = None,
     ) -> NoteOutcome:
-        """A session or memory note's full Markdown, for clients that cannot read files."""
+        """A session or memory note's full Markdown (or one section of it), for clients
+        that cannot read files."""
 
         def call(project: Any) -> NoteOutcome:
-            note = project.get(id)
+            note = project.get(id, section=section)
             return NoteOutcome(id=str(note["id"]), kind=note["kind"], scope=note["scope"],
                                markdown_path=note["markdown_path"],
                                frontmatter=_json_safe(note["frontmatter"]),
-                               markdown=note["markdown"])
+                               markdown=note["markdown"], section=note.get("section"),
+                               line=note.get("line"))
 
         return await backend.run(ctx, call)
 

@@ -38,7 +38,10 @@ SESSION_SECTION_FIELDS = {
 # Sections whose text no field indexes: never a chunk.
 SESSION_SECTIONS_SKIPPED = frozenset({"memories"})
 _RAW_TOKEN = re.compile(TOKEN_PATTERN)
-_SPACE = re.compile(r"\s+")
+# How much of a query term's start the no-match shortcut looks for.
+PREFIX = 4
+# A snippet is placed among the first this many places each query term occurs in its chunk.
+MAX_SNIPPET_WORDS = 16
 
 # (title, level, line, link, field, text): one stored chunk.
 StoredChunk = tuple[str, int, int, str, str, str]
@@ -87,6 +90,11 @@ def note_chunks(doc: Document, field_of: FieldOf) -> list[StoredChunk]:
 def _bm25(terms: list[str], stored: StoredChunk, idf: Callable[[str, str], float],
           avgfl: Callable[[str], float]) -> float:
     field, text = stored[4], stored[5]
+    # Stemming only rewrites a word's ending: a chunk without the start of any query term
+    # cannot hold one, and is not tokenized at all (most chunks of most hits).
+    lowered = text.lower()
+    if not any(term[:PREFIX] in lowered for term in terms):
+        return 0.0
     words = tokens(text)
     if not words:
         return 0.0
@@ -119,18 +127,37 @@ def chunk_of(stored: StoredChunk, relpath: str, terms: list[str], score: float) 
     return Chunk(title, level, line, anchor, snippet(text, terms), score)
 
 
+def _term_positions(flat: str, terms: list[str]) -> list[tuple[int, frozenset[str]]]:
+    """(start, query terms it yields) of the words of `flat` that hold a query term, in
+    order. Only the words that begin with a term's first letters are analysed (found with
+    `str.find`, not a scan of every word: chunks can be long transcripts)."""
+    wanted = set(terms)
+    lowered = flat.lower()
+    if len(lowered) != len(flat):  # a few characters lower to two: keep offsets exact
+        lowered = flat
+    found: dict[int, frozenset[str]] = {}
+    for prefix in {term[:PREFIX] for term in wanted}:
+        at = lowered.find(prefix)
+        taken = 0
+        while at != -1 and taken < MAX_SNIPPET_WORDS:
+            # A term starts a word or a part of one (`src/api/client.py`, `embed_server`).
+            if (at == 0 or not lowered[at - 1].isalnum()) and at not in found:
+                word = _RAW_TOKEN.match(flat, at)
+                here = wanted.intersection(tokens(word.group())) if word else None
+                if here:
+                    found[at] = frozenset(here)
+                    taken += 1
+            at = lowered.find(prefix, at + 1)
+    return sorted(found.items())
+
+
 def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> str:
     """At most `limit` characters of `text` on one line, around the stretch that holds the
-    most distinct query words (the start of the text when none is there)."""
-    flat = _SPACE.sub(" ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    wanted = set(terms)
-    hits: list[tuple[int, frozenset[str]]] = []
-    for match in _RAW_TOKEN.finditer(flat):
-        found = wanted.intersection(tokens(match.group()))
-        if found:
-            hits.append((match.start(), frozenset(found)))
+    most distinct query words (the start of the text when none is there). Only that
+    stretch is flattened, not the whole (possibly long) text."""
+    if len(text) <= limit:
+        return " ".join(text.split())
+    hits = _term_positions(text, terms)
     start = 0
     if hits:
         best = -1
@@ -143,13 +170,15 @@ def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> str:
             if len(covered) > best:
                 best, start = len(covered), at
         start = max(0, start - SNIPPET_LEAD)
-        if start:  # begin at a word
-            space = flat.find(" ", start)
-            start = space + 1 if 0 <= space < start + SNIPPET_LEAD else start
-    head = "…" if start else ""
+        if start and not text[start - 1].isspace():  # begin at a word
+            space = next((i for i in range(start, min(len(text), start + SNIPPET_LEAD))
+                          if text[i].isspace()), start)
+            start = space + 1 if space > start else start
+    head = "…" if text[:start].strip() else ""
     room = limit - len(head)
-    piece = flat[start:start + room]
-    if start + room < len(flat):
+    stretch = text[start:start + 3 * limit]
+    piece = " ".join(stretch.split())
+    if len(piece) > room or text[start + len(stretch):].strip():
         cut = piece[: room - 1].rfind(" ")
         piece = (piece[:cut] if cut > room // 2 else piece[: room - 1]) + "…"
     return head + piece

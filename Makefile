@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test e2e lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,11 +15,15 @@ demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
 test: $(STAMP)
-	$(BIN)/ruff check ocm tests bench scripts
+	$(BIN)/ruff check ocm tests tests_e2e bench scripts
 	$(BIN)/python -m pytest
 
+# The real host programs (npm, cached) against a mock model on 127.0.0.1: tests_e2e/run.py.
+e2e: $(STAMP)
+	$(BIN)/python -m tests_e2e.run $(E2E_ARGS)
+
 lint: $(STAMP)
-	$(BIN)/ruff check ocm tests bench scripts
+	$(BIN)/ruff check ocm tests tests_e2e bench scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache

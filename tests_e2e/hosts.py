@@ -1,0 +1,81 @@
+"""The real host programs under test: pinned npm versions, where `tests_e2e/run.py` installs
+them, and how each is pointed at the mock model (endpoint, dummy key, trust) and run
+non-interactively in a throwaway project."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE = Path(os.environ.get("OCM_E2E_CACHE") or Path.home() / ".cache" / "ocm-e2e")
+DUMMY_KEY = "e2e-dummy-key"
+PROMPT = "E2E task: create src/greet.py, run it, fix it, remember the gotcha"
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str  # ocm's host name (`ocm init --agents NAME`)
+    package: str
+    version: str
+    binary: str
+
+    @property
+    def prefix(self) -> Path:
+        return CACHE / f"{self.package.replace('/', '+')}@{self.version}"
+
+    @property
+    def exe(self) -> Path:
+        return self.prefix / "node_modules" / ".bin" / self.binary
+
+    def installed_version(self) -> str | None:
+        manifest = self.prefix / "node_modules" / self.package / "package.json"
+        try:
+            return json.loads(manifest.read_text())["version"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+
+HOSTS = {
+    h.name: h for h in (
+        Host("claude-code", "@anthropic-ai/claude-code", "2.1.197", "claude"),
+        Host("codex", "@openai/codex", "0.169.0", "codex"),
+        Host("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
+        Host("opencode", "opencode-ai", "1.18.33", "opencode"),
+    )
+}
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def claude_code(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # The throwaway HOME's user settings approve the project's .mcp.json server; the
+    # workspace trust dialog is not shown in -p mode.
+    _write_json(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_KEY,
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    argv = [str(host.exe), "-p", PROMPT, "--model", "claude-sonnet-4-5",
+            "--allowedTools", "Write", "Edit", "Bash", "mcp__ocm__ocm__remember"]
+    return argv, env
+
+
+def codex(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # A provider of our own at the mock; the project trusted (Codex reads .codex/ only in
+    # trusted projects). The hooks' trust is what a person gives in /hooks: here the
+    # invocation's own flag stands in for it.
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "mock"\n\n'
+        f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}/v1"\n'
+        'env_key = "OCM_E2E_MODEL_KEY"\nwire_api = "responses"\n\n'
+        f'[projects."{root}"]\ntrust_level = "trusted"\n')
+    argv = [str(host.exe), "exec", "--dangerously-bypass-approvals-and-sandbox",
+            "--dangerously-bypass-hook-trust", "--skip-git-repo-check", PROMPT]
+    return argv, {"OCM_E2E_MODEL_KEY": DUMMY_KEY}
+
+
+SETUP = {"claude-code": claude_code, "codex": codex}

@@ -1,0 +1,293 @@
+"""A scripted model server on 127.0.0.1 that speaks the three wire formats the hosts use:
+Anthropic Messages (Claude Code, OpenCode), OpenAI Responses (Codex) and Gemini
+`generateContent` (Gemini CLI).
+
+Every host gets the same session, in its own tool vocabulary: create a file with a bug, run
+it (fails), fix it, run it again (passes), call `ocm__remember` through MCP, say done. The
+step is read from the request itself (how many tool results the conversation holds), so the
+server keeps no conversation state and a host that retries a request gets the same answer.
+A request that offers no tools (titles, summaries, topic checks) gets a short text reply.
+Every request is recorded, so a test can check what the model was shown."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BROKEN = "print(GREETING)\n"
+FIXED = 'GREETING = "hello"\nprint(GREETING)\n'
+FILE = "src/greet.py"
+COMMAND = "python3 src/greet.py"
+REMEMBER = {
+    "content": "E2E: src/greet.py must define GREETING before printing it",
+    "type": "gotcha",
+    "files": [FILE],
+}
+DONE = "Done (mock)."
+# (action, argument): the session every host is driven through.
+STEPS: list[tuple[str, Any]] = [
+    ("write", BROKEN), ("shell", COMMAND), ("write", FIXED), ("shell", COMMAND),
+    ("remember", REMEMBER), ("text", DONE),
+]
+_ids = itertools.count(1)
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    body: Any
+    scripted: bool = False
+    step: int | None = None
+
+
+@dataclass
+class Script:
+    """Per-run settings: the project root (hosts want absolute paths)."""
+
+    root: str = ""
+    steps: list[tuple[str, Any]] = field(default_factory=lambda: list(STEPS))
+
+    def step(self, done: int) -> tuple[str, Any]:
+        return self.steps[min(done, len(self.steps) - 1)]
+
+
+def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
+    out = []
+    for name, data in events:
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {json.dumps(data)}\n\n")
+    return "".join(out).encode()
+
+
+# --- Anthropic Messages ----------------------------------------------------------------
+
+
+def _anthropic_tool(script: Script, action: str, arg: Any) -> tuple[str, dict[str, Any]]:
+    if action == "write":
+        return "Write", {"file_path": f"{script.root}/{FILE}", "content": arg}
+    if action == "shell":
+        return "Bash", {"command": arg, "description": "run greet.py"}
+    return "mcp__ocm__ocm__remember", arg
+
+
+def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
+    names = {t.get("name") for t in body.get("tools") or []}
+    done = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+               for b in m["content"] if b.get("type") == "tool_result")
+    step = done if "Write" in names else None
+    action, arg = script.step(done) if step is not None else ("text", "ok")
+    if action == "text":
+        block: dict[str, Any] = {"type": "text", "text": arg}
+        stop = "end_turn"
+    else:
+        name, tool_input = _anthropic_tool(script, action, arg)
+        block = {"type": "tool_use", "id": f"toolu_mock_{next(_ids)}", "name": name,
+                 "input": tool_input}
+        stop = "tool_use"
+    msg_id = f"msg_mock_{next(_ids)}"
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    message = {"id": msg_id, "type": "message", "role": "assistant",
+               "model": body.get("model", "mock"), "content": [block],
+               "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    if not body.get("stream"):
+        return step, json.dumps(message).encode(), "application/json"
+    start = dict(message, content=[], stop_reason=None)
+    if block["type"] == "text":
+        first = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    else:
+        first = dict(block, input={})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    events: list[tuple[str | None, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": first}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": stop, "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return step, _sse(events), "text/event-stream"
+
+
+# --- OpenAI Responses ------------------------------------------------------------------
+
+_RESULT_ITEMS = ("function_call_output", "custom_tool_call_output", "mcp_tool_call_output")
+
+
+def _responses_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Offered tools by name, namespaces flattened to `namespace` + name."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                full = f"{tool['name']}__{inner.get('name', '')}"
+                out[full] = dict(inner, namespace=tool["name"])
+        elif tool.get("name") or tool.get("type"):
+            out[tool.get("name") or tool["type"]] = tool
+    return out
+
+
+def _responses_item(script: Script, tools: dict[str, dict[str, Any]], searched: bool,
+                    action: str, arg: Any) -> dict[str, Any]:
+    call_id = f"call_mock_{next(_ids)}"
+    if action == "write":
+        verb = "Update" if arg == FIXED else "Add"
+        body = "".join(f"+{line}\n" for line in arg.splitlines())
+        if verb == "Update":
+            body = "@@\n" + "".join(f"-{line}\n" for line in BROKEN.splitlines()) + body
+        patch = f"*** Begin Patch\n*** {verb} File: {FILE}\n{body}*** End Patch\n"
+        if tools.get("apply_patch", {}).get("type") == "custom":
+            return {"type": "custom_tool_call", "id": f"ctc_{call_id}", "status": "completed",
+                    "call_id": call_id, "name": "apply_patch", "input": patch}
+        return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
+                "call_id": call_id, "name": "apply_patch",
+                "arguments": json.dumps({"input": patch})}
+    if action == "shell":
+        name, args = ("exec_command", {"cmd": arg}) if "exec_command" in tools else (
+            "shell", {"command": ["bash", "-lc", arg]})
+        return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
+                "call_id": call_id, "name": name, "arguments": json.dumps(args)}
+    if "mcp__ocm__ocm__remember" not in tools and "tool_search" in tools and not searched:
+        # Codex defers MCP tools: the model finds them first (client-side tool search).
+        return {"type": "tool_search_call", "call_id": call_id, "status": "completed",
+                "execution": "client", "arguments": {"query": "ocm__remember memory", "limit": 20}}
+    item = {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
+            "call_id": call_id, "arguments": json.dumps(arg)}
+    tool = tools.get("mcp__ocm__ocm__remember") or {}
+    if tool.get("namespace"):
+        item.update(namespace=tool["namespace"], name=tool["name"])
+    else:
+        item["name"] = "mcp__ocm__ocm__remember"
+    return item
+
+
+def responses(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    found = [i for i in items if i.get("type") == "tool_search_output"]
+    tools = _responses_tools({"tools": [*(body.get("tools") or []),
+                                        *(t for i in found for t in i.get("tools") or [])]})
+    done = sum(1 for i in items if i.get("type") in _RESULT_ITEMS)
+    step = done if ("exec_command" in tools or "shell" in tools) else None
+    action, arg = script.step(done) if step is not None else ("text", "ok")
+    if action == "text":
+        item: dict[str, Any] = {
+            "type": "message", "id": f"msg_mock_{next(_ids)}", "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": arg, "annotations": []}]}
+    else:
+        item = _responses_item(script, tools, bool(found), action, arg)
+    resp_id = f"resp_mock_{next(_ids)}"
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 15}
+    response = {"id": resp_id, "object": "response", "status": "completed",
+                "model": body.get("model", "mock"), "output": [item], "usage": usage}
+    events: list[tuple[str | None, dict[str, Any]]] = [
+        ("response.created", {"type": "response.created",
+                              "response": dict(response, status="in_progress", output=[])}),
+        ("response.output_item.added", {"type": "response.output_item.added",
+                                        "output_index": 0, "item": item}),
+        ("response.output_item.done", {"type": "response.output_item.done",
+                                       "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed", "response": response}),
+    ]
+    return step, _sse(events), "text/event-stream"
+
+
+class MockModel:
+    """The server: `start()`, point a host at `url`, read `requests` afterwards."""
+
+    def __init__(self) -> None:
+        self.script = Script()
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def reset(self, root: str) -> None:
+        with self._lock:
+            self.script = Script(root=root)
+            self.requests = []
+
+    def start(self) -> MockModel:
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _reply(self, code: int, payload: bytes, ctype: str) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                model.record(Recorded("GET", self.path, None))
+                if self.path.rstrip("/").endswith("/models"):
+                    self._reply(200, json.dumps({"data": [], "models": []}).encode(),
+                                "application/json")
+                else:
+                    self._reply(404, b'{"error": {"message": "not found"}}',
+                                "application/json")
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"raw": raw.decode("utf-8", "replace")}
+                code, payload, ctype = model.answer(self.path, body)
+                self._reply(code, payload, ctype)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def record(self, rec: Recorded) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def answer(self, path: str, body: Any) -> tuple[int, bytes, str]:
+        rec = Recorded("POST", path, body)
+        self.record(rec)
+        route = path.split("?")[0]
+        if route.endswith("/messages/count_tokens"):
+            return 200, b'{"input_tokens": 10}', "application/json"
+        if route.endswith("/messages"):
+            rec.step, payload, ctype = anthropic(body, self.script)
+        elif route.endswith("/responses"):
+            rec.step, payload, ctype = responses(body, self.script)
+        else:
+            return 404, json.dumps({"error": {"message": f"mock: no route {route}"}}).encode(), \
+                "application/json"
+        rec.scripted = rec.step is not None
+        return 200, payload, ctype
+
+    def seen(self, pattern: str) -> list[Recorded]:
+        """Scripted requests whose body matches `pattern` (a regex)."""
+        rx = re.compile(pattern)
+        return [r for r in self.requests if r.scripted and rx.search(json.dumps(r.body))]

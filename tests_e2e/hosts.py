@@ -78,4 +78,15 @@ def codex(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict
     return argv, {"OCM_E2E_MODEL_KEY": DUMMY_KEY}
 
 
-SETUP = {"claude-code": claude_code, "codex": codex}
+def gemini(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # API-key auth against the mock; the workspace trusted as a person would trust it.
+    _write_json(home / ".gemini" / "settings.json", {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}})
+    _write_json(home / ".gemini" / "trustedFolders.json", {str(root): "TRUST_FOLDER"})
+    env = {"GEMINI_API_KEY": DUMMY_KEY, "GOOGLE_GEMINI_BASE_URL": url}
+    return [str(host.exe), "-p", PROMPT, "--yolo"], env
+
+
+SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini}

@@ -203,6 +203,55 @@ def responses(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
     return step, _sse(events), "text/event-stream"
 
 
+# --- Gemini generateContent -------------------------------------------------------------
+
+
+def _from_schema(schema: dict[str, Any]) -> Any:
+    """A minimal value of a JSON schema (the host's side calls ask for structured JSON:
+    routing, next-speaker checks)."""
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return schema["enum"][-1]
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: _from_schema(v) for k, v in props.items()}
+    if kind == "array":
+        return []
+    if kind in ("number", "integer"):
+        return 0
+    return False if kind == "boolean" else "mock"
+
+
+def gemini(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
+    names = [f.get("name", "") for t in body.get("tools") or []
+             for f in t.get("functionDeclarations") or []]
+    done = sum(1 for c in body.get("contents") or [] for p in c.get("parts") or []
+               if "functionResponse" in p)
+    step = done if "write_file" in names else None
+    action, arg = script.step(done) if step is not None else ("text", "ok")
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if step is None and schema:
+        part: dict[str, Any] = {"text": json.dumps(_from_schema(schema))}
+    elif action == "text":
+        part = {"text": arg}
+    elif action == "write":
+        part = {"functionCall": {"name": "write_file", "args": {
+            "file_path": f"{script.root}/{FILE}", "content": arg}}}
+    elif action == "shell":
+        part = {"functionCall": {"name": "run_shell_command", "args": {
+            "command": arg, "description": "run greet.py"}}}
+    else:
+        remember = next((n for n in names if n.endswith("ocm__remember")), "ocm__remember")
+        part = {"functionCall": {"name": remember, "args": arg}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                             "finishReason": "STOP", "index": 0}],
+             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                               "totalTokenCount": 15},
+             "modelVersion": body.get("model", "mock")}
+    return step, json.dumps(chunk).encode(), "application/json"
+
+
 class MockModel:
     """The server: `start()`, point a host at `url`, read `requests` afterwards."""
 
@@ -281,6 +330,13 @@ class MockModel:
             rec.step, payload, ctype = anthropic(body, self.script)
         elif route.endswith("/responses"):
             rec.step, payload, ctype = responses(body, self.script)
+        elif route.endswith(":countTokens"):
+            return 200, b'{"totalTokens": 10}', "application/json"
+        elif route.endswith(":generateContent"):
+            rec.step, payload, ctype = gemini(body, self.script)
+        elif route.endswith(":streamGenerateContent"):
+            rec.step, payload, ctype = gemini(body, self.script)
+            payload, ctype = b"data: " + payload + b"\r\n\r\n", "text/event-stream"
         else:
             return 404, json.dumps({"error": {"message": f"mock: no route {route}"}}).encode(), \
                 "application/json"

@@ -46,6 +46,7 @@ class HostRun:
     host: Host
     root: Path
     env: dict[str, str]
+    init: subprocess.CompletedProcess
     proc: subprocess.CompletedProcess
     requests: list[Recorded] = field(default_factory=list)
 
@@ -127,8 +128,10 @@ def run(request: pytest.FixtureRequest, mock: MockModel,
     home.mkdir()
     env = _env(home)
     _project(root, env)
+    # A host ocm cannot wire yet still runs: test_ocm_init_wires_the_host says why.
     init = _run([str(VENV_BIN / "ocm"), "init", "--agents", host.name], root, env)
-    assert init.returncode == 0, init.stderr
+    if init.returncode != 0:
+        _run([str(VENV_BIN / "ocm"), "init", "--agents", "none"], root, env)
     pinned = _run([str(VENV_BIN / "ocm"), "remember", PINNED, "--type", "gotcha"], root, env)
     assert pinned.returncode == 0, pinned.stderr
     argv, extra = SETUP[host.name](host, root, home, mock.url)
@@ -142,4 +145,4 @@ def run(request: pytest.FixtureRequest, mock: MockModel,
     with (tmp / "requests.jsonl").open("w") as out:  # what the model saw, for debugging
         for rec in requests:
             out.write(json.dumps({"path": rec.path, "step": rec.step, "body": rec.body}) + "\n")
-    return HostRun(host, root, env, proc, requests)
+    return HostRun(host, root, env, init, proc, requests)

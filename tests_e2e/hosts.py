@@ -89,4 +89,17 @@ def gemini(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dic
     return [str(host.exe), "-p", PROMPT, "--yolo"], env
 
 
-SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini}
+def opencode(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # The bundled Anthropic provider with its base URL at the mock (user config, so the
+    # project's opencode.json stays what `ocm init` wrote); no models.dev fetch, no updates.
+    _write_json(home / ".config" / "opencode" / "opencode.json", {
+        "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": DUMMY_KEY}}},
+        "model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-sonnet-4-5",
+        "autoupdate": False, "share": "disabled",
+        "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"}})
+    env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+           "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
+    return [str(host.exe), "run", PROMPT], env
+
+
+SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode}

@@ -68,25 +68,31 @@ def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
 # --- Anthropic Messages ----------------------------------------------------------------
 
 
-def _anthropic_tool(script: Script, action: str, arg: Any) -> tuple[str, dict[str, Any]]:
+def _anthropic_tool(script: Script, names: set[str], action: str,
+                    arg: Any) -> tuple[str, dict[str, Any]]:
+    """Claude Code's tools (Write, Bash, mcp__ocm__…) or OpenCode's (write, bash, ocm_…)."""
+    claude = "Write" in names
     if action == "write":
-        return "Write", {"file_path": f"{script.root}/{FILE}", "content": arg}
+        path = f"{script.root}/{FILE}"
+        return ("Write", {"file_path": path, "content": arg}) if claude else (
+            "write", {"filePath": path, "content": arg})
     if action == "shell":
-        return "Bash", {"command": arg, "description": "run greet.py"}
-    return "mcp__ocm__ocm__remember", arg
+        return ("Bash" if claude else "bash"), {"command": arg, "description": "run greet.py"}
+    remember = next((n for n in sorted(names) if n.endswith("ocm__remember")), "ocm__remember")
+    return remember, arg
 
 
 def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
     names = {t.get("name") for t in body.get("tools") or []}
     done = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                for b in m["content"] if b.get("type") == "tool_result")
-    step = done if "Write" in names else None
+    step = done if names & {"Write", "write"} else None
     action, arg = script.step(done) if step is not None else ("text", "ok")
     if action == "text":
         block: dict[str, Any] = {"type": "text", "text": arg}
         stop = "end_turn"
     else:
-        name, tool_input = _anthropic_tool(script, action, arg)
+        name, tool_input = _anthropic_tool(script, names, action, arg)
         block = {"type": "tool_use", "id": f"toolu_mock_{next(_ids)}", "name": name,
                  "input": tool_input}
         stop = "tool_use"

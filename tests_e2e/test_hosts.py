@@ -23,6 +23,10 @@ def the_session(run: HostRun) -> SessionNote:
     return notes[0]
 
 
+def test_ocm_init_wires_the_host(run: HostRun) -> None:
+    assert run.init.returncode == 0, run.init.stderr
+
+
 def test_host_ran_the_whole_script(run: HostRun) -> None:
     steps = [r.step for r in run.scripted()]
     assert run.proc.returncode == 0, run.output()

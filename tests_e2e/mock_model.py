@@ -4,8 +4,11 @@ Anthropic Messages (Claude Code, OpenCode), OpenAI Responses (Codex) and Gemini
 
 Every host gets the same session, in its own tool vocabulary: create a file with a bug, run
 it (fails), fix it, run it again (passes), call `ocm__remember` through MCP, say done. The
-step is read from the request itself (how many tool results the conversation holds), so the
+step is read from the request itself (how many tool calls the conversation holds), so the
 server keeps no conversation state and a host that retries a request gets the same answer.
+The mock answers in microseconds, faster than a host connects its MCP servers: when the
+remember step comes and the host does not offer the tool yet, the "model" runs
+`WAIT_COMMAND` (not counted as a step) and looks again, as a person would wait for a tool.
 A request that offers no tools (titles, summaries, topic checks) gets a short text reply.
 Every request is recorded, so a test can check what the model was shown."""
 
@@ -29,6 +32,8 @@ REMEMBER = {
     "files": [FILE],
 }
 DONE = "Done (mock)."
+WAIT_COMMAND = "sleep 1  # ocm-e2e: waiting for the MCP server"
+MAX_WAITS = 60
 # (action, argument): the session every host is driven through.
 STEPS: list[tuple[str, Any]] = [
     ("write", BROKEN), ("shell", COMMAND), ("write", FIXED), ("shell", COMMAND),
@@ -53,8 +58,15 @@ class Script:
     root: str = ""
     steps: list[tuple[str, Any]] = field(default_factory=lambda: list(STEPS))
 
-    def step(self, done: int) -> tuple[str, Any]:
-        return self.steps[min(done, len(self.steps) - 1)]
+    def step(self, commands: list[str], has_remember: bool) -> tuple[int, str, Any]:
+        """The step after the tool calls made so far (their shell commands, "" for other
+        tools): (index, action, argument)."""
+        waits = commands.count(WAIT_COMMAND)
+        done = min(len(commands) - waits, len(self.steps) - 1)
+        action, arg = self.steps[done]
+        if action == "remember" and not has_remember and waits < MAX_WAITS:
+            return done, "shell", WAIT_COMMAND
+        return done, action, arg
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
@@ -84,10 +96,13 @@ def _anthropic_tool(script: Script, names: set[str], action: str,
 
 def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
     names = {t.get("name") for t in body.get("tools") or []}
-    done = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
-               for b in m["content"] if b.get("type") == "tool_result")
-    step = done if names & {"Write", "write"} else None
-    action, arg = script.step(done) if step is not None else ("text", "ok")
+    commands = [str((b.get("input") or {}).get("command", "")) for m in body.get("messages", [])
+                if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+                for b in m["content"] if b.get("type") == "tool_use"]
+    step, action, arg = None, "text", "ok"
+    if names & {"Write", "write"}:
+        has_remember = any(n.endswith("ocm__remember") for n in names)
+        step, action, arg = script.step(commands, has_remember)
     if action == "text":
         block: dict[str, Any] = {"type": "text", "text": arg}
         stop = "end_turn"
@@ -126,7 +141,7 @@ def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
 
 # --- OpenAI Responses ------------------------------------------------------------------
 
-_RESULT_ITEMS = ("function_call_output", "custom_tool_call_output", "mcp_tool_call_output")
+_CALL_ITEMS = ("function_call", "custom_tool_call")
 
 
 def _responses_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -142,8 +157,8 @@ def _responses_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _responses_item(script: Script, tools: dict[str, dict[str, Any]], searched: bool,
-                    action: str, arg: Any) -> dict[str, Any]:
+def _responses_item(script: Script, tools: dict[str, dict[str, Any]], action: str,
+                    arg: Any) -> dict[str, Any]:
     call_id = f"call_mock_{next(_ids)}"
     if action == "write":
         verb = "Update" if arg == FIXED else "Add"
@@ -162,7 +177,7 @@ def _responses_item(script: Script, tools: dict[str, dict[str, Any]], searched: 
             "shell", {"command": ["bash", "-lc", arg]})
         return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
                 "call_id": call_id, "name": name, "arguments": json.dumps(args)}
-    if "mcp__ocm__ocm__remember" not in tools and "tool_search" in tools and not searched:
+    if "mcp__ocm__ocm__remember" not in tools and "tool_search" in tools:
         # Codex defers MCP tools: the model finds them first (client-side tool search).
         return {"type": "tool_search_call", "call_id": call_id, "status": "completed",
                 "execution": "client", "arguments": {"query": "ocm__remember memory", "limit": 20}}
@@ -176,21 +191,35 @@ def _responses_item(script: Script, tools: dict[str, dict[str, Any]], searched: 
     return item
 
 
+def _command(item: dict[str, Any]) -> str:
+    try:
+        args = json.loads(item.get("arguments") or "{}")
+    except ValueError:
+        return ""
+    command = args.get("cmd") or args.get("command") or ""
+    return command[-1] if isinstance(command, list) and command else str(command)
+
+
 def responses(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
     items = body.get("input") if isinstance(body.get("input"), list) else []
     found = [i for i in items if i.get("type") == "tool_search_output"]
     tools = _responses_tools({"tools": [*(body.get("tools") or []),
                                         *(t for i in found for t in i.get("tools") or [])]})
-    done = sum(1 for i in items if i.get("type") in _RESULT_ITEMS)
-    step = done if ("exec_command" in tools or "shell" in tools) else None
-    action, arg = script.step(done) if step is not None else ("text", "ok")
+    commands = [_command(i) for i in items if i.get("type") in _CALL_ITEMS]
+    step, action, arg = None, "text", "ok"
+    if "exec_command" in tools or "shell" in tools:
+        # Deferred tools: searching again after each wait, until the server is up.
+        last = items[-1].get("type") if items else None
+        has_remember = "mcp__ocm__ocm__remember" in tools or (
+            "tool_search" in tools and last != "tool_search_output")
+        step, action, arg = script.step(commands, has_remember)
     if action == "text":
         item: dict[str, Any] = {
             "type": "message", "id": f"msg_mock_{next(_ids)}", "status": "completed",
             "role": "assistant",
             "content": [{"type": "output_text", "text": arg, "annotations": []}]}
     else:
-        item = _responses_item(script, tools, bool(found), action, arg)
+        item = _responses_item(script, tools, action, arg)
     resp_id = f"resp_mock_{next(_ids)}"
     usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
              "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
@@ -224,17 +253,20 @@ def _from_schema(schema: dict[str, Any]) -> Any:
     if kind == "array":
         return []
     if kind in ("number", "integer"):
-        return 0
+        return schema.get("minimum", 1)  # "a score from 1-100"
     return False if kind == "boolean" else "mock"
 
 
 def gemini(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
     names = [f.get("name", "") for t in body.get("tools") or []
              for f in t.get("functionDeclarations") or []]
-    done = sum(1 for c in body.get("contents") or [] for p in c.get("parts") or []
-               if "functionResponse" in p)
-    step = done if "write_file" in names else None
-    action, arg = script.step(done) if step is not None else ("text", "ok")
+    commands = [str((p["functionCall"].get("args") or {}).get("command", ""))
+                for c in body.get("contents") or [] for p in c.get("parts") or []
+                if "functionCall" in p]
+    step, action, arg = None, "text", "ok"
+    if "write_file" in names:
+        has_remember = any(n.endswith("ocm__remember") for n in names)
+        step, action, arg = script.step(commands, has_remember)
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     if step is None and schema:

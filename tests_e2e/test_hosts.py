@@ -96,4 +96,7 @@ def test_transcript_note(run: HostRun) -> None:
     notes = sorted((run.vault / "transcripts").glob("*.md"))
     assert notes, f"no transcript note under {run.vault / 'transcripts'}"
     text = "\n".join(p.read_text() for p in notes)
-    assert PROMPT in text and REMEMBER["content"] in text and DONE in text, text[-2000:]
+    # The user's words, the model's answer, and the tool calls with their outcomes.
+    assert PROMPT in text and DONE in text, text[-2000:]
+    assert re.search(rf"{re.escape(COMMAND)}.*NameError", text), text[-2000:]
+    assert "ocm__remember" in text, text[-2000:]

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ocm.indexer.search import Hit
 
 SEARCH_SCOPES = ("project", "user", "global")
-KINDS = ("session", "memory")
+KINDS = ("session", "memory", "transcript")
 _OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
 MAX_LIMIT = 100
 SUPERSEDE_CANDIDATES = 8
@@ -706,9 +706,10 @@ class Project:
         swept = self.sweep_temp_files()
         if swept:
             self.notices.append(f"ocm: removed {swept} temp files left by interrupted writes")
-        counts: dict[str, int] = {"sessions": 0, "memories": 0}
+        counts: dict[str, int] = {"sessions": 0, "memories": 0, "transcripts": 0}
+        plural = {"session": "sessions", "memory": "memories", "transcript": "transcripts"}
         for path in self.vault.note_paths():
-            counts["sessions" if self.vault.kind_of(path) == "session" else "memories"] += 1
+            counts[plural[self.vault.kind_of(path)]] += 1
         index = self.refresh(self.vault) if self.vault.root.is_dir() else None
         size = sum(p.stat().st_size for p in self.vault.index_dir.rglob("*") if p.is_file()) if (
             self.vault.index_dir.is_dir()) else 0

@@ -92,3 +92,53 @@ def detected(home: Path) -> bool:
     import shutil
 
     return bool(shutil.which("claude")) or (home / ".claude").is_dir()
+
+
+def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
+    """Turns from the new lines of `~/.claude/projects/<project>/<session>.jsonl`: user
+    prompts (not tool results, meta lines or compaction summaries), assistant text (not
+    thinking) and tool_use blocks, with their tool_result's status. Attachments (ocm's own
+    SessionStart brief among them), queue and bookkeeping lines are skipped."""
+    from .transcript import TurnBuilder, describe_tool, outcome, records
+
+    out = TurnBuilder()
+    for rec in records(lines):
+        kind = rec.get("type")
+        message = rec.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            if kind in ("attachment", "queue-operation", "last-prompt", "summary", "system",
+                        "file-history-snapshot"):
+                out.known += 1
+            continue
+        out.known += 1
+        if rec.get("isSidechain") or rec.get("isMeta") or rec.get("isCompactSummary"):
+            continue
+        time = str(rec.get("timestamp") or "")
+        content = message.get("content")
+        if kind == "user":
+            if isinstance(content, str):
+                out.prompt(content, time)
+                continue
+            texts = []
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text":
+                    texts.append(str(block.get("text") or ""))
+                elif block.get("type") == "tool_result":
+                    body = c.text_of(block.get("content"), 20_000)
+                    code, error = outcome(body, bool(block.get("is_error")))
+                    out.result(str(block.get("tool_use_id") or ""), code, error)
+            if texts:
+                out.prompt("\n".join(texts), time)
+            continue
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                out.text(str(block.get("text") or ""), time)
+            elif block.get("type") == "tool_use":
+                out.tool(str(block.get("id") or ""),
+                         describe_tool(str(block.get("name") or "?"), block.get("input"), cwd),
+                         time)
+    return out.turns, out.known

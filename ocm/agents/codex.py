@@ -86,3 +86,56 @@ def detected(home: Path) -> bool:
     import shutil
 
     return bool(shutil.which("codex")) or (home / ".codex").is_dir()
+
+
+_NOT_TYPED = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>",
+              "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
+
+
+def _typed_by_user(payload: dict[str, Any], text: str) -> bool:
+    meta = payload.get("internal_chat_message_metadata_passthrough")
+    items = meta.get("content_item_metadata") if isinstance(meta, dict) else None
+    if isinstance(items, list) and items:
+        kinds = {str((i.get("provenance") or {}).get("type")) for i in items
+                 if isinstance(i, dict)}
+        return kinds == {"user"}
+    return not text.lstrip().startswith(_NOT_TYPED)
+
+
+def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
+    """Turns from the new lines of `~/.codex/sessions/…/rollout-*.jsonl`: `response_item`
+    user messages the user typed (not AGENTS.md or environment context), assistant
+    `output_text`, function and custom tool calls with the exit code of their output.
+    Developer messages (ocm's SessionStart brief among them), reasoning and events are
+    skipped."""
+    from .transcript import TurnBuilder, describe_tool, outcome, records
+
+    out = TurnBuilder()
+    for rec in records(lines):
+        payload = rec.get("payload")
+        if not isinstance(payload, dict) or "type" not in rec:
+            continue
+        out.known += 1
+        if rec.get("type") != "response_item":
+            continue
+        time = str(rec.get("timestamp") or "")
+        kind = payload.get("type")
+        if kind == "message":
+            content = payload.get("content") if isinstance(payload.get("content"), list) else []
+            text = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict)
+                             and b.get("type") in ("input_text", "output_text", "text"))
+            if payload.get("role") == "user" and _typed_by_user(payload, text):
+                out.prompt(text, time)
+            elif payload.get("role") == "assistant":
+                out.text(text, time)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            name = str(payload.get("name") or kind)
+            tool_input = payload.get("arguments", payload.get("input", payload.get("action")))
+            out.tool(str(payload.get("call_id") or ""), describe_tool(name, tool_input, cwd),
+                     time)
+        elif kind in ("function_call_output", "custom_tool_call_output",
+                      "local_shell_call_output"):
+            body = c.text_of(payload.get("output"), 20_000)
+            code, error = outcome(body)
+            out.result(str(payload.get("call_id") or ""), code, error)
+    return out.turns, out.known

@@ -34,6 +34,7 @@ MAX_COMMAND_CHARS = 500
 MAX_ERROR_CHARS = 300
 _SID_BAD = re.compile(r"[^A-Za-z0-9._:@+-]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_HOOK_CONTEXT = re.compile(r"<hook_context>.*?(?:</hook_context>|\Z)\s*", re.S)
 
 
 def kebab(name: str) -> str:
@@ -115,6 +116,8 @@ class HookEvent:
         self.error = ""
         self.tool_use_id = ""
         self.work_tree = ""             # a linked git worktree the event happened in
+        self.transcript_path = ""       # the file the host appends the conversation to
+        self.last_message = ""          # the assistant's last message (stop events)
 
     def dedupe_key(self) -> str:
         detail = self.source or self.reason or ""
@@ -393,14 +396,21 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
         ev.roots = [r for r in roots if isinstance(r, str)]
     ev.source = str(get(data, "source") or "")[:40]
     ev.reason = str(get(data, "reason", "trigger") or "")[:40]
+    transcript = get(data, "transcript_path")
+    ev.transcript_path = transcript if isinstance(transcript, str) else ""
     if kind == PROMPT:
         prompt = get(data, "prompt", "user_prompt", "message", "text")
         ev.prompt = text_of(prompt, MAX_PROMPT_CHARS * 4) if prompt is not None else ""
+        if "<hook_context>" in ev.prompt:  # Gemini puts ocm's own brief before the prompt
+            ev.prompt = _HOOK_CONTEXT.sub("", ev.prompt).strip()
         if not ev.prompt:
             llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}
             msgs = llm.get("messages") if isinstance(llm.get("messages"), list) else []
             users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
             ev.prompt = text_of(users[-1].get("content")) if users else ""
+    elif kind == STOP:
+        last = get(data, "last_assistant_message", "prompt_response")
+        ev.last_message = last if isinstance(last, str) else ""
     elif kind in (TOOL, TOOL_FAILED, FILE_EDIT, SHELL):
         parse_tool(ev, data, failed=kind == TOOL_FAILED)
         if kind == TOOL_FAILED and ev.kind == TOOL and ev.command:

@@ -19,6 +19,7 @@ from types import ModuleType
 from ocm.vault import journal
 
 from . import common as c
+from . import transcript
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
@@ -218,7 +219,10 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         note_id = _session(project, ev)
         if not note_id:
             return None
+        _snapshot(project, note_id, vault_dir)
         compacted = ev.source == "compact"
+        if compacted:
+            _capture(project, ev, note_id, vault_dir, env)
         if compacted:
             project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
         from .base import DEFAULT_BRIEF_BUDGET
@@ -230,11 +234,16 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         note_id = _session(project, ev)
         if note_id:
             project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
+            if ev.host != "gemini":  # Gemini's PreCompress fires before every model call
+                _capture(project, ev, note_id, vault_dir, env)
         return None
     if ev.kind == c.END:
         note_id = _session(project, ev, create=False)
         if note_id:
+            from ocm.vault import gitsnapshot
             from ocm.vault.errors import Conflict
+
+            _capture(project, ev, note_id, vault_dir, env)
 
             with contextlib.suppress(Conflict):
                 project.vault.close_session(note_id, "closed")
@@ -243,8 +252,40 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR,
                                        f"{note_id}.json"))
+            gitsnapshot.drop(project.vault.root, note_id)
         return None
-    return None  # STOP: the fold above was the work
+    note_id = _session(project, ev, create=False)  # STOP: the fold above, and the turn
+    if note_id:
+        _capture(project, ev, note_id, vault_dir, env)
+    return None
+
+
+def _snapshot(project: Any, note_id: str, vault_dir: str) -> None:
+    """`git status` at session start: files already dirty are not credited to it."""
+    try:
+        from ocm.vault import gitsnapshot
+
+        gitsnapshot.take(project.vault.root, project.vault.project_root, note_id)
+    except Exception as exc:  # noqa: BLE001 - the session still starts
+        journal.log(vault_dir, f"git snapshot failed: {type(exc).__name__}: {exc}")
+
+
+def _capture(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
+             env: dict[str, str]) -> None:
+    """A turn ended (or the context was compacted, or the session ends): the transcript's
+    new part into its note, and the session note's auto summary."""
+    from ocm.vault import autosummary
+
+    from .transcript import fold_session, mark_folded
+
+    fold_session(project, ev, note_id, vault_dir, env)
+    mark_folded(ev, vault_dir)
+    try:
+        project.vault.session_edit(note_id, lambda note: autosummary.fill(
+            note, ev.last_message))
+    except Exception as exc:  # noqa: BLE001 - the hook still answers
+        journal.log(vault_dir, f"{ev.host} {ev.event}: auto summary failed: "
+                               f"{type(exc).__name__}: {exc}")
 
 
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
@@ -305,9 +346,13 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         if not ev.session_id and kind in (c.START, c.COMPACT, c.END):
             journal.log(vault_dir, f"{table_host} {event}: no session id in the payload; no-op")
             return _output(host, table_host, kind, None)
-        if kind == c.STOP and not journal.pending(vault_dir):
+        if kind == c.STOP and not journal.pending(vault_dir) and not transcript.has_news(
+                ev, vault_dir, env):
             return _output(host, table_host, kind, None)  # nothing to fold: no imports at all
-        if not _first_time(vault_dir, ev.dedupe_key()):
+        key = ev.dedupe_key()
+        if kind == c.STOP:  # one per turn: a turn's end is told apart by what it appended
+            key += f"|{transcript.size(ev.transcript_path)}|{ev.last_message[:500]}"
+        if not _first_time(vault_dir, key):
             journal.log(vault_dir, f"{host} {event} {ev.session_id}: duplicate within "
                                    f"{DEDUPE_WINDOW_S:.0f}s; no-op")
             return _output(host, table_host, kind, None)

@@ -73,3 +73,54 @@ def detected(home: Path) -> bool:
     import shutil
 
     return bool(shutil.which("gemini")) or (home / ".gemini").is_dir()
+
+
+def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
+    """Turns from the new lines of `~/.gemini/tmp/<project>/chats/session-*.jsonl`: user
+    messages with text (the `<hook_context>` brief ocm injected removed; function responses
+    and `<session_context>` skipped), `gemini` messages' content (not `thoughts`) and
+    `toolCalls` with their status. Gemini rewrites a message under the same id as it
+    completes: the last version of each id counts. `$set` metadata lines are skipped."""
+    from .transcript import TurnBuilder, describe_tool, outcome, records
+
+    latest: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    known = 0
+    for rec in records(lines):
+        if "$set" in rec or "sessionId" in rec:
+            known += 1
+            continue
+        if rec.get("type") not in ("user", "gemini", "info", "error", "warning"):
+            continue
+        known += 1
+        key = str(rec.get("id") or len(order))
+        if key not in latest:
+            order.append(key)
+        latest[key] = rec
+    out = TurnBuilder()
+    out.known = known
+    for key in order:
+        rec = latest[key]
+        time = str(rec.get("timestamp") or "")
+        content = rec.get("content")
+        if rec.get("type") == "user":
+            parts = content if isinstance(content, list) else [{"text": content}]
+            text = "\n".join(str(p.get("text") or "") for p in parts
+                             if isinstance(p, dict) and isinstance(p.get("text"), str))
+            out.prompt(text, time)
+            continue
+        if rec.get("type") != "gemini":
+            continue
+        out.text(c.text_of(content) if not isinstance(content, str) else content, time)
+        for call in rec.get("toolCalls") or []:
+            if not isinstance(call, dict):
+                continue
+            tool = describe_tool(str(call.get("name") or "?"), call.get("args"), cwd)
+            reply = "\n".join(c.text_of(((item.get("functionResponse") or {}).get(
+                "response")), 20_000) for item in call.get("result") or []
+                if isinstance(item, dict))
+            status = str(call.get("status") or "")
+            failed = None if not status else status not in ("success", "completed")
+            tool.exit, tool.error = outcome(reply, failed)
+            out.tool(str(call.get("id") or ""), tool, time)
+    return out.turns, out.known

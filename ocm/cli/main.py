@@ -253,7 +253,7 @@ def show(vault: Path | None, note_id: str) -> None:
 @JSON_OPTION
 @click.argument("query", nargs=-1, required=True)
 @click.option("--limit", default=10, show_default=True)
-@click.option("--kind", type=click.Choice(["session", "memory"]))
+@click.option("--kind", type=click.Choice(["session", "memory", "transcript"]))
 @click.option("--type", "types", multiple=True, help="Memory type (repeatable).")
 @click.option("--status", help="Only this status (shows resolved/archived if asked).")
 @click.option("--tool", help="Only sessions from this tool.")

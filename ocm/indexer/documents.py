@@ -102,3 +102,22 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
         "body": "",
         "tags": ",".join(note.str_list("tags")), "chunks": note_chunks(doc, memory_field),
     }
+
+
+def transcript_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
+    """A transcript note: every turn's text in `body` (the lowest boost: a conversation
+    weighs less than the curated notes made from it)."""
+    fm = doc.frontmatter.data
+    text = "\n".join(block.title + "\n" + block.text() if block.level else block.text()
+                     for block in doc.blocks)
+    session = unlink(fm.get("session"))
+    meta = {"title": f"Transcript of {session or fallback_id}", "files": [],
+            "session": session, "turns": fm.get("turns") or 0,
+            "snippet": " ".join(text.split())[:SNIPPET_CHARS]}
+    return {
+        "id": str(fm.get("id") or fallback_id), "kind": "transcript", "type": "transcript",
+        "status": "active", "tool": str(fm.get("tool") or ""), "scope": "project",
+        "date": _epoch(parse_timestamp(fm.get("started_at"))), "meta": meta, "goal": "",
+        "decisions": "", "todos": "", "files": "", "work_summary": "", "content": "",
+        "body": text, "tags": "",
+    }

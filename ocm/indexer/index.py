@@ -25,11 +25,11 @@ from whoosh.writing import LockError
 
 from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.errors import OcmError
-from ocm.vault.store import MEMORIES_DIR, SESSIONS_DIR, Vault, read_document
+from ocm.vault.store import NOTE_DIRS, Vault, read_document
 from ocm.vault.watch import NoteWatch
 
 from .buildcodec import BuildCodec
-from .documents import memory_fields, session_fields
+from .documents import memory_fields, session_fields, transcript_fields
 from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
 
 MANIFEST = "manifest.json"
@@ -151,7 +151,7 @@ class NoteIndex:
         elif (watch is None and self._folders is not None and self.watch_enabled
               and self._full_scans >= WATCH_AFTER_SCANS):
             # Watches go up before the scan below, so nothing after it goes unseen.
-            self._watch = NoteWatch.start(str(self.vault.root), (SESSIONS_DIR, MEMORIES_DIR),
+            self._watch = NoteWatch.start(str(self.vault.root), NOTE_DIRS,
                                           self._folders)
             if self._watch is None:  # unavailable, or a folder vanished: try again later
                 self._full_scans = 0
@@ -384,8 +384,11 @@ class NoteIndex:
         except OSError as exc:
             return None, f"unreadable ({exc.strerror})"
         try:
-            if self.vault.kind_of(path) == "session":
+            kind = self.vault.kind_of(path)
+            if kind == "session":
                 return session_fields(doc, path.stem), ""
+            if kind == "transcript":
+                return transcript_fields(doc, path.stem), ""
             return memory_fields(doc, path.stem, self.vault.scope), ""
         except Exception as exc:  # noqa: BLE001 - one odd note must not stop the others
             return None, f"could not be indexed ({type(exc).__name__}: {exc})"

@@ -445,7 +445,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         query: Annotated[str, Field(
             description="Words, identifiers or paths; phrases like 'last week' or 'in "
                         "cursor' become filters. Empty lists newest first.")] = "",
-        kind: Annotated[Literal["session", "memory"] | None, Field(
+        kind: Annotated[Literal["session", "memory", "transcript"] | None, Field(
             description="Only sessions or only memories.")] = None,
         type: Annotated[str | list[str] | None, Field(
             description="Memory type(s) to keep, e.g. 'gotcha'.")] = None,

@@ -16,7 +16,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import Any, TypeVar
 
-from . import gitinfo
+from . import autosummary, gitinfo, gitsnapshot
 from .atomic import atomic_write_text, file_signature, locked
 from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
@@ -47,12 +47,14 @@ from .sessions import (
     origin_type,
     validate_tool,
 )
+from .transcripts import TRANSCRIPTS_DIR
 
 T = TypeVar("T")
 MAX_NOTE_BYTES = 2_000_000
 _WRITE_ATTEMPTS = 5
 SESSIONS_DIR = "sessions"
 MEMORIES_DIR = "memories"
+NOTE_DIRS = (SESSIONS_DIR, MEMORIES_DIR, TRANSCRIPTS_DIR)
 
 
 @dataclass
@@ -95,7 +97,7 @@ def _signatures_by_path(root: str, cut: int,
                         folders: list[str] | None) -> dict[str, list[int]]:
     """The portable walk (no `dir_fd`, e.g. Windows)."""
     out: dict[str, list[int]] = {}
-    stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
+    stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
     while stack:
         folder = stack.pop()
         try:
@@ -199,7 +201,7 @@ class Vault:
         if not _DIR_FD_STAT:
             return _signatures_by_path(root, cut, folders)
         out: dict[str, list[int]] = {}
-        stack = [os.path.join(root, SESSIONS_DIR), os.path.join(root, MEMORIES_DIR)]
+        stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
         while stack:
             folder = stack.pop()
             try:
@@ -224,7 +226,10 @@ class Vault:
         return [st.st_mtime_ns, st.st_size] if S_ISREG(st.st_mode) else None
 
     def kind_of(self, path: Path) -> str:
-        return "session" if self.relpath(path).startswith(SESSIONS_DIR + "/") else "memory"
+        rel = self.relpath(path)
+        if rel.startswith(TRANSCRIPTS_DIR + "/"):
+            return "transcript"
+        return "session" if rel.startswith(SESSIONS_DIR + "/") else "memory"
 
     # -- safe edit ----------------------------------------------------------------
     def _edit(self, path: Path, lock: str, mutate: Callable[[Document], T]) -> tuple[T, bool]:
@@ -345,6 +350,7 @@ class Vault:
 
         def mutate(doc: Document) -> str:
             note = SessionNote(doc)
+            autosummary.hand_over(note, inp)
             note.apply(inp)
             if slug and not note.fm.get("slug"):
                 note.set_frontmatter("slug", slug)
@@ -423,8 +429,10 @@ class Vault:
                     stat, changes = diff
                     note.set_diff_stat(stat.line())
                     if not note.files():
+                        before = gitsnapshot.unchanged(self.root, root, note.id or session_id)
                         for path, change in changes.items():
-                            note.record_file(path, change)
+                            if path not in before:
+                                note.record_file(path, change)
             note.apply(CheckpointInput(status=status, trigger=trigger))
             if not note.fm.get("ended_at"):
                 note.set_frontmatter("ended_at", now())

@@ -1,0 +1,75 @@
+"""A session note that is never empty: what can be known without a model.
+
+When the agent never called `ocm__checkpoint`, the hooks fill the note at each turn's end
+and at session end: Goal from the first prompt the user typed, Work Done from the last
+assistant message of each turn (one short bullet), and mark it `summary: auto`. Files come
+from the hooks (and the git fallback at close). The first agent checkpoint that brings its
+own content replaces the auto parts (Goal, Work Done) and drops the mark; the note is then
+the agent's, and nothing is filled automatically again.
+"""
+
+from __future__ import annotations
+
+from .redact import redact
+from .sessions import CheckpointInput, SessionNote
+
+AUTO = "auto"
+MAX_GOAL_CHARS = 300
+MAX_BULLET_CHARS = 280
+_CONTENT_FIELDS = ("goal", "work_completed", "work_pending", "work_summary", "decisions",
+                   "plan_files", "references", "diff_summary")
+
+
+def is_auto(note: SessionNote) -> bool:
+    return note.fm.get("summary") == AUTO
+
+
+def _agent_wrote(note: SessionNote) -> bool:
+    return bool(note.goal or note.items("work done") or note.items("work completed")
+                or note.items("work to be completed") or note.text("architecture decisions"))
+
+
+def bullet(message: str, limit: int = MAX_BULLET_CHARS) -> str:
+    """An assistant message as one bullet: redacted, its first paragraph, whitespace
+    collapsed, cut at a word with an ellipsis."""
+    text = redact(message or "").strip()
+    first = next((p for p in text.split("\n\n") if p.strip()), "")
+    words = " ".join(first.replace("`", "'").split()).lstrip("#-*> ").strip()
+    if len(words) > limit:
+        words = words[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return words
+
+
+def fill(note: SessionNote, last_message: str = "") -> bool:
+    """Fill Goal and Work Done where the agent did not; True if anything was added."""
+    if not is_auto(note) and _agent_wrote(note):
+        return False
+    changed = False
+    if not note.goal:
+        prompts = note.items("prompts")
+        if prompts:
+            goal = bullet(prompts[0], MAX_GOAL_CHARS)
+            if goal:
+                note.ensure_section("goal").set_text(goal)
+                changed = True
+    item = bullet(last_message)
+    if item and note.add_items("work done", [item]):
+        changed = True
+    if changed and not is_auto(note):
+        note.set_frontmatter("summary", AUTO)
+    return changed
+
+
+def brings_content(inp: CheckpointInput) -> bool:
+    return any(getattr(inp, name) for name in _CONTENT_FIELDS)
+
+
+def hand_over(note: SessionNote, inp: CheckpointInput) -> None:
+    """Before an agent checkpoint with content is applied: drop the auto parts."""
+    if not is_auto(note) or not brings_content(inp):
+        return
+    for key in ("goal", "work done"):
+        block = note.doc.find(key)
+        if block is not None:
+            note.doc.remove(block)
+    note.doc.frontmatter.delete("summary")

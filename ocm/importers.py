@@ -372,8 +372,8 @@ def plan_ocm_backup(source: Path) -> list[dict[str, str]]:
         if not isinstance(rel, str) or not isinstance(text, str):
             raise InvalidInput(f"{source}: note {number} needs a path and its markdown")
         parts = rel.split("/")
-        if (parts[0] not in ("sessions", "memories") or ".." in parts or rel.startswith("/")
-                or "\\" in rel or not rel.endswith(".md") or any(
+        if (parts[0] not in ("sessions", "memories", "transcripts") or ".." in parts
+                or rel.startswith("/") or "\\" in rel or not rel.endswith(".md") or any(
                     not p or p.startswith(".") for p in parts)):
             raise InvalidInput(f"{source}: note {number} has an unsafe path {rel!r}")
         if len(text.encode("utf-8")) > MAX_NOTE_BYTES:

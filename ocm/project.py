@@ -444,7 +444,7 @@ class Project:
         if not isinstance(req.limit, int) or not 1 <= req.limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}")
         if req.kind is not None and req.kind not in KINDS:
-            raise InvalidInput(f"unknown kind {req.kind!r}: expected session or memory")
+            raise InvalidInput(f"unknown kind {req.kind!r}: expected session, memory or transcript")
         if req.status is not None and req.status not in (*MEMORY_STATUSES, *SESSION_STATUSES):
             raise InvalidInput(f"unknown status {req.status!r}: expected one of "
                                f"{', '.join((*MEMORY_STATUSES, *SESSION_STATUSES))}")

@@ -168,7 +168,8 @@ def test_export_json_and_restore(project: Project, tmp_path: Path, run_ocm) -> N
     sid = project.checkpoint(CheckpointInput(goal="Back up the vault"), tool="codex").id
     m = project.remember("Backups are JSON", "decision", session=sid, tags=["backup"])
     data = json.loads(run_ocm("export", "--format", "json").stdout)
-    assert data["format"] == "ocm-export" and data["counts"] == {"session": 1, "memory": 1}
+    assert data["format"] == "ocm-export" and data["counts"] == {"session": 1, "memory": 1,
+                                                                  "transcript": 0}
     note = next(n for n in data["notes"] if n["id"] == m.id)
     assert note["markdown"] == m.path.read_text() and note["frontmatter"]["tags"] == ["backup"]
     assert isinstance(note["frontmatter"]["created"], str)

@@ -475,7 +475,7 @@ async def test_search_filters_and_refusals(client: Client, vault: Path) -> None:
 
     assert "unknown status 'done'" in await refused(
         client, "ocm__search", {"query": "x", "status": "done"}, vault)
-    assert "'session' or 'memory'" in await refused(
+    assert "'memory' or 'transcript'" in await refused(
         client, "ocm__search", {"query": "x", "kind": "file"}, vault)
     assert "less than or equal to 100" in await refused(
         client, "ocm__search", {"query": "x", "limit": 1000}, vault)

@@ -119,5 +119,10 @@ def transcript_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "status": "active", "tool": str(fm.get("tool") or ""), "scope": "project",
         "date": _epoch(parse_timestamp(fm.get("started_at"))), "meta": meta, "goal": "",
         "decisions": "", "todos": "", "files": "", "work_summary": "", "content": "",
-        "body": text, "tags": "",
+        "body": text, "tags": "", "chunks": note_chunks(doc, _transcript_field),
     }
+
+
+def _transcript_field(_section: Any) -> str:
+    """Every turn of a transcript is indexed in `body`."""
+    return "body"

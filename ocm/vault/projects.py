@@ -36,7 +36,7 @@ def list_projects(current: Path | None = None) -> list[dict[str, Any]]:
             for rel in vault.note_signatures():
                 if rel.startswith("sessions/"):
                     sessions += 1
-                else:
+                elif rel.startswith("memories/"):
                     memories += 1
         problem = None if exists else "vault folder is missing"
         if key in seen:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,16 @@ def transcript_path(vault_root: Path, session_id: str) -> Path:
 
 
 def _cut(text: str, limit: int) -> str:
-    text = redact(text.strip())
+    """At most `limit` characters, cut between words (a secret is never half kept: what is
+    cut is redacted first, what is kept with the whole turn in `render_turn`)."""
+    text = text.strip()
     if len(text) <= limit:
         return text
-    return text[:limit].rstrip() + f"\n\n*(cut: {len(text) - limit:,} more characters)*"
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    kept = text[:limit].rsplit(None, 1)[0] if " " in text[:limit] else text[:limit]
+    return kept.rstrip() + f"\n\n*(cut: {len(text) - len(kept):,} more characters)*"
 
 
 def _escape(text: str) -> str:
@@ -105,7 +112,7 @@ def _escape(text: str) -> str:
 
 def heading(number: int, turn: Turn) -> str:
     clock = turn.time[11:16] if len(turn.time) >= 16 and turn.time[10:11] in "T " else ""
-    words = " ".join(_HEADING_BAD.sub(" ", redact(turn.prompt)).split()[:HEADING_WORDS])
+    words = " ".join(_HEADING_BAD.sub(" ", redact(turn.prompt[:400])).split()[:HEADING_WORDS])
     if len(words) > HEADING_CHARS:
         words = words[:HEADING_CHARS].rsplit(" ", 1)[0]
     parts = [f"Turn {number}", clock, words or "(no prompt)"]
@@ -114,17 +121,18 @@ def heading(number: int, turn: Turn) -> str:
 
 def tool_line(call: ToolCall) -> str:
     line = f"- `{call.name}`"
-    target = " ".join(redact(call.target).split())
+    target = " ".join(call.target.split())
     if target:
         if len(target) > MAX_TOOL_TARGET_CHARS:
-            target = target[:MAX_TOOL_TARGET_CHARS] + "…"
+            target = redact(target)[:MAX_TOOL_TARGET_CHARS] + "…"
         line += f" `{target.replace('`', chr(39))}`"
     if call.exit is not None:
         line += " → ok" if call.exit == 0 else f" → exit {call.exit}"
     elif call.error:
         line += " → failed"
     if call.error:
-        line += ": " + " ".join(redact(call.error).split())[:200]
+        error = " ".join(call.error.split())
+        line += ": " + (redact(error)[:200] if len(error) > 200 else error)
     return line
 
 
@@ -146,7 +154,8 @@ def render_turn(number: int | None, turn: Turn) -> str:
         if len(turn.tools) > MAX_TOOL_LINES:
             out.append(f"- *(cut: {len(turn.tools) - MAX_TOOL_LINES} more tool calls)*")
         out.append("")
-    return "\n".join(out) + ("\n" if out else "")
+    # One redaction pass over the turn (pieces over their cap were redacted before the cut).
+    return redact("\n".join(out) + "\n") if out else ""
 
 
 # --------------------------------------------------------------------------- the note
@@ -174,9 +183,11 @@ def read_offset(path: Path) -> tuple[int, str]:
 
 
 def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_session: str,
-         source: str, turns_of: Any, log: Any = None) -> FoldResult | None:
+         source: str, turns_of: Any, log: Any = None,
+         started: datetime | None = None) -> FoldResult | None:
     """Render what `source` gained since the note's offset. `turns_of(lines)` is the host's
-    parser: it returns (turns, records it recognised). None when nothing was new."""
+    parser: it returns (turns, records it recognised). None when nothing was new.
+    `started` dates a new note (default: now)."""
     path = transcript_path(vault_root, session_id)
     with locked(vault_root / ".locks", f"transcript-{session_id}"):
         offset, old_source = read_offset(path)
@@ -208,11 +219,12 @@ def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_
                     f"lines at offset {offset:,}; skipped")
             turns = []
         return _write(path, session_id, session_stem, tool, agent_session, source,
-                      new_offset, turns)
+                      new_offset, turns, started)
 
 
 def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_session: str,
-           source: str, offset: int, turns: list[Turn]) -> FoldResult:
+           source: str, offset: int, turns: list[Turn],
+           started: datetime | None) -> FoldResult:
     created = not path.exists()
     if created:
         doc = Document.new()
@@ -221,7 +233,8 @@ def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_sess
         fm: dict[str, Any] = {"id": f"{session_id}{SUFFIX}", "kind": "transcript",
                               "tool": tool, "session": link(session_stem),
                               "agent_session_id": agent_session or None,
-                              "started_at": format_timestamp(now()), "turns": 0, "chars": 0,
+                              "started_at": format_timestamp(started or now()), "turns": 0,
+                              "chars": 0,
                               "cut_turns": 0}
     else:
         text = path.read_text(encoding="utf-8")

@@ -108,8 +108,9 @@ def _json_safe(value: Any) -> Any:
 
 
 class Project:
-    def __init__(self, vault_dir: Path, root: Path) -> None:
+    def __init__(self, vault_dir: Path, root: Path, explicit: bool = False) -> None:
         self.root = root
+        self.explicit = explicit  # the vault was named (--vault, OCM_VAULT), not found
         self.vault = Vault(vault_dir, _project_name(root), root, scope="project")
         home = vault_paths.user_home()
         self.user_vault = Vault(home, "user", None, scope="user")
@@ -128,7 +129,7 @@ class Project:
             root = vault_dir.parent if vault_dir.name == vault_paths.VAULT_DIRNAME else vault_dir
             if not start.is_dir():
                 raise InvalidInput(f"project folder {start} does not exist")
-            return cls(vault_dir, root)
+            return cls(vault_dir, root, explicit=True)
         if not start.is_dir():
             raise InvalidInput(f"project folder {start} does not exist")
         root = vault_paths.find_project_root(start)
@@ -158,8 +159,18 @@ class Project:
                 "obsidian_base": write_base(self.vault.root)}
 
     # -- vault routing ------------------------------------------------------------
+    def require_vault(self) -> Vault:
+        """The project's vault, or an error saying there is none and how to make one:
+        nothing creates `.openCodeMemory/` but `ocm init` (ignored in git, registered)."""
+        if not self.vault.root.is_dir():
+            how = (f"`ocm init --vault {self.vault.root}` creates it, or point --vault "
+                   "(OCM_VAULT) at an existing one") if self.explicit else (
+                f"run `ocm init` in {self.root} to create one")
+            raise NotFound(f"no ocm vault at {self.vault.root}: {how}")
+        return self.vault
+
     def _vault_for_scope(self, scope: str) -> Vault:
-        return self.user_vault if validate_scope(scope) == "user" else self.vault
+        return self.user_vault if validate_scope(scope) == "user" else self.require_vault()
 
     def _vaults(self, scope: str) -> list[Vault]:
         if scope not in SEARCH_SCOPES:
@@ -168,7 +179,7 @@ class Project:
         if scope == "user":
             found = [self.user_vault]
         elif scope == "project":
-            found = [self.vault, self.user_vault]
+            found = [self.require_vault(), self.user_vault]
         else:
             found = [self.vault, self.user_vault]
             for entry in vault_paths.read_registry():
@@ -194,6 +205,7 @@ class Project:
             if vault is self.vault:
                 with contextlib.suppress(NotFound):
                     return vault, "session", vault.find_session(note_id)
+        self.require_vault()
         raise NotFound(f"no session or memory with id {note_id!r}")
 
     # -- index ----------------------------------------------------------------------
@@ -234,7 +246,7 @@ class Project:
                       procs: int = 1) -> SyncReport:
         """Rebuild the project's index from its notes. `procs>1` indexes in that many forked
         processes (one segment each): only for single-threaded callers such as the CLI."""
-        self.vault.ensure_layout()
+        self.require_vault().ensure_layout()
         self.sweep_temp_files()
         index = self.index_for(self.vault)
         index.build_procs = procs
@@ -259,9 +271,10 @@ class Project:
 
     def resolve_session(self, session_id: str | None, tool: str | None = None,
                         create: bool = True, slug: str | None = None) -> str:
-        """Our id, the host's id, or none (the current open session, created if absent)."""
-        if tool is not None:
-            tool = validate_tool(tool)
+        """Our id, the host's id, or none: the open session of `tool`, created if absent.
+        Without a tool, open sessions of several tools are ambiguous and refused (a
+        checkpoint must not land in another agent's session)."""
+        tool = self.known_tool(tool)
         if session_id:
             try:
                 return SessionNote(read_document(self.vault.find_session(session_id))).id
@@ -270,6 +283,14 @@ class Project:
                     raise
                 return self.start_session(tool or "unknown", agent_session_id=session_id,
                                           slug=slug).id
+        if tool is None:
+            open_tools = sorted({str(data.get("tool") or "unknown")
+                                 for _, data in self.vault.session_headers()
+                                 if (data.get("status") or "open") == "open"})
+            if len(open_tools) > 1:
+                raise InvalidInput(
+                    f"sessions of {len(open_tools)} tools are open ({', '.join(open_tools)}): "
+                    "say which with a session id, or with the tool whose open session it is")
         current = self.vault.current_session(tool)
         if current is not None:
             return SessionNote(read_document(current)).id
@@ -277,12 +298,30 @@ class Project:
             raise NotFound("no open session in this project")
         return self.start_session(tool or "unknown", slug=slug).id
 
+    def known_tool(self, tool: str | None) -> str | None:
+        """A tool name or alias as its id ('Claude Code' -> 'claude-code'); a name that is
+        neither a known tool nor one this vault's sessions already carry is refused, so a
+        typo never files a session under a new tool or filters everything away."""
+        if tool is None:
+            return None
+        from ocm.indexer.query import TOOLS, canonical_tool
+
+        found = canonical_tool(tool)
+        if found:
+            return found
+        value = validate_tool(tool)
+        if value == "unknown" or any(str(data.get("tool")) == value
+                                     for _, data in self.vault.session_headers()):
+            return value
+        raise InvalidInput(f"unknown tool {tool!r}: expected one of {', '.join(TOOLS)}")
+
     def checkpoint(self, inp: CheckpointInput, session_id: str | None = None,
                    tool: str | None = None) -> WriteResult:
         if inp.status is not None and inp.status not in SESSION_STATUSES:
             raise InvalidInput(f"unknown session status {inp.status!r}: expected one of "
                                f"{', '.join(SESSION_STATUSES)}")
         inp.validate()  # before resolve_session may create a note for it
+        self.require_vault()
         self.fold_journal()
         if all(value is None for name, value in inp.__dict__.items() if name != "extra"):
             # Nothing given: nothing to save, and no session created for it.
@@ -304,7 +343,7 @@ class Project:
 
     def session_files(self, session_id: str) -> list[dict[str, str]]:
         self.fold_journal()
-        note = SessionNote(read_document(self.vault.find_session(session_id)))
+        note = SessionNote(read_document(self.require_vault().find_session(session_id)))
         return [{"path": p, "change_type": c} for p, c in note.files().items()]
 
     def list_sessions(self, limit: int = 10, tool: str | None = None,
@@ -437,7 +476,7 @@ class Project:
     # -- search -------------------------------------------------------------------
     def search(self, req: SearchRequest | str, **kwargs: Any) -> list[Hit]:
         from ocm.indexer import search as engine
-        from ocm.indexer.query import canonical_tool, parse_query
+        from ocm.indexer.query import parse_query
 
         if isinstance(req, str):
             req = SearchRequest(query=req, **kwargs)
@@ -451,9 +490,7 @@ class Project:
         types = tuple(canonical_type(t) for t in req.types)
         when = req.now or clock_now()
         parsed = parse_query(req.query or "", when)
-        tool = req.tool
-        if tool:
-            tool = canonical_tool(tool) or validate_tool(tool)
+        tool = self.known_tool(req.tool) if req.tool else None
         text = parsed.text
         listing, implied_kind = engine.meta_only(text)
         if listing:

@@ -222,3 +222,32 @@ def test_partial_uninstall_keeps_shared_rules(repo: Path) -> None:
     assert "ocm:begin" in (repo / "AGENTS.md").read_text()  # VS Code still uses it
     assert invoke("uninstall", "--agents", "vscode").exit_code == 0
     assert not (repo / "AGENTS.md").exists()
+
+
+@pytest.mark.parametrize("bom", [False, True])
+def test_crlf_and_bom_files_round_trip_byte_identical(repo: Path, bom: bool) -> None:
+    prefix = "\ufeff" if bom else ""
+    for rel, text in EXISTING.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes((prefix + text.replace("\n", "\r\n")).encode("utf-8"))
+    # A secret in one file: its original is never kept, so uninstall rebuilds it.
+    secret = repo / ".gemini/settings.json"
+    secret.write_bytes((prefix + json.dumps({"theme": "GitHub", "apiKey": "sk-ant-api03-" +
+                                             "B" * 40}, indent=2).replace("\n", "\r\n")
+                        + "\r\n").encode())
+    before = snapshot(repo)
+    assert invoke("init", "--agents", "all").exit_code == 0
+    for rel in ("CLAUDE.md", "AGENTS.md", ".gemini/settings.json", ".mcp.json",
+                ".codex/config.toml", ".vscode/mcp.json"):
+        raw = (repo / rel).read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf") == bom, rel
+        assert b"\n" not in raw.replace(b"\r\n", b""), f"{rel} has a bare LF"
+        assert raw.count(b"\xef\xbb\xbf") == int(bom), rel
+    gemini = json.loads((repo / ".gemini/settings.json").read_bytes().decode("utf-8-sig"))
+    assert "ocm" in gemini["mcpServers"]
+    result = invoke("uninstall", "--yes")
+    assert result.exit_code == 0, result.output
+    assert snapshot(repo) == before
+    assert "Kept your notes in" in result.output
+    assert "Kept the .openCodeMemory/ line in" in result.output

@@ -39,9 +39,15 @@ def private_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def git_repo(path: Path) -> Path:
+def git_repo(path: Path, init: bool = True) -> Path:
+    """A git repository; with `init`, where `ocm init` has made the vault (the server
+    never creates one itself)."""
+    from ocm.project import Project
+
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True, capture_output=True)
+    if init:
+        Project.open(cwd=path).init()
     return path
 
 
@@ -688,3 +694,17 @@ async def test_reactivate_and_list_edits(client: Client, vault: Path) -> None:
         client, "ocm__update_memory", {"id": b["id"], "remove_tags": ["nope"]}, vault)
     assert "tags replaces the list" in await refused(
         client, "ocm__update_memory", {"id": b["id"], "tags": ["x"], "add_tags": ["y"]}, vault)
+
+
+@pytest.mark.anyio
+async def test_no_vault_is_said_and_nothing_is_created(tmp_path: Path) -> None:
+    bare = git_repo(tmp_path / "bare", init=False)
+    async with Client(build_server(bare)) as client:
+        for tool, args in (("ocm__remember", {"content": "x is y", "type": "gotcha"}),
+                           ("ocm__checkpoint", {"goal": "g"}), ("ocm__search", {"query": "x"}),
+                           ("ocm__list_sessions", {}), ("ocm__recall", {})):
+            result = await client.call_tool(tool, args)
+            assert result.is_error is True, tool
+            text = result.content[0].text
+            assert "no ocm vault at" in text and "ocm init" in text, text
+    assert not (bare / ".openCodeMemory").exists()

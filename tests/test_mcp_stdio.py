@@ -32,6 +32,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[s
     proj = tmp_path / "proj"
     proj.mkdir()
     subprocess.run(["git", "init", "-q", str(proj)], check=True, capture_output=True)
+    from ocm.project import Project
+
+    Project.open(cwd=proj).init()  # the server never creates a vault itself
     env = {"OCM_HOME": str(home), "OCM_PROJECT_DIR": str(proj), "HOME": str(tmp_path),
            "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}
     return proj, env

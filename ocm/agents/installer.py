@@ -95,14 +95,44 @@ class Outcome:
 # --------------------------------------------------------------------------- helpers
 
 
+BOM = "\ufeff"
+# The exact text of every file read, by path: edits work on `_normal` text (no BOM, LF) and
+# are written back in the file's own style; a restore writes these characters back.
+_RAW: dict[Path, str] = {}
+
+
+def _normal(text: str) -> str:
+    return text.removeprefix(BOM).replace("\r\n", "\n")
+
+
 def _read(path: Path) -> str | None:
+    """The file's text without a BOM and with LF line ends (None if there is no file)."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
+    _RAW[path] = raw
+    return _normal(raw)
+
+
+def _raw(path: Path, text: str | None) -> str | None:
+    """What `_read` returned `text` from, exactly (its BOM and line ends)."""
+    raw = _RAW.get(path)
+    return raw if raw is not None and text is not None and _normal(raw) == text else text
 
 
 def _write(path: Path, text: str) -> None:
+    """Write `text` in the style of the file it replaces (BOM, CRLF)."""
+    before = _RAW.get(path)
+    if before is not None:
+        if "\r\n" in before:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        if before.startswith(BOM) and not text.startswith(BOM):
+            text = BOM + text
+    _write_exact(path, text)
+
+
+def _write_exact(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.ocm-tmp-{os.getpid()}")
     tmp.write_text(text, encoding="utf-8", newline="")
@@ -182,7 +212,7 @@ def _remember(manifest: dict[str, Any], path: Path, original: str | None, **extr
         return
     entry: dict[str, Any] = {"existed": original is not None}
     if original is not None and not _has_secret(original):
-        entry["original"] = original
+        entry["original"] = _raw(path, original)  # the exact characters, BOM and CRLF
     entry.update(extra)
     files[key] = entry
 
@@ -320,12 +350,12 @@ def _finish(step: Step, record: dict[str, Any], new: Any, text: str) -> Outcome:
     original = record.get("original")
     if isinstance(original, str):
         try:
-            same = json.loads(original) == new if isinstance(step, JsonStep) else (
-                original == new)
+            same = json.loads(_normal(original)) == new if isinstance(step, JsonStep) else (
+                _normal(original) == new)
         except ValueError:
             same = False
         if same:
-            _write(step.path, original)
+            _write_exact(step.path, original)
             return Outcome(step.path, step.what, "restored")
     _write(step.path, text)
     return Outcome(step.path, step.what, "removed")
@@ -382,8 +412,8 @@ def _remove_json(step: JsonStep, record: dict[str, Any]) -> Outcome:
     original = record.get("original")
     if isinstance(original, str):
         try:
-            if json.loads(original) in (kept, data):
-                _write(step.path, original)
+            if json.loads(_normal(original)) in (kept, data):
+                _write_exact(step.path, original)
                 return Outcome(step.path, step.what, "restored")
         except ValueError:
             pass

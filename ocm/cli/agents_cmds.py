@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ocm.vault.errors import OcmError
+from ocm.vault.paths import VAULT_DIRNAME
 
 from . import render
 
@@ -136,12 +137,27 @@ def uninstall(vault: Path | None, as_json: bool, agents: str, user: bool, yes: b
         return
     reports = wiring.unwire(hosts, ctx, wiring.manifest_path(project.vault.root, user_home(),
                                                              user))
+    kept = {"vault": str(project.vault.root),
+            "gitignore": str(project.root / ".gitignore") if _ignores_vault(project) else None}
     if as_json:
-        render.emit_json({"agents": _reports_json(reports), "vault_kept": str(
-            project.vault.root)})
+        render.emit_json({"agents": _reports_json(reports), "vault_kept": kept["vault"],
+                          "kept": kept})
         return
     _reports_table(reports, "ocm uninstall", False, project.root)
-    click.echo(f"Kept your notes in {project.vault.root} (delete the folder to drop them).")
+    click.echo(f"Kept your notes in {project.vault.root}: they are yours, not configuration "
+               "(delete the folder to drop them).")
+    if kept["gitignore"]:
+        click.echo(f"Kept the {VAULT_DIRNAME}/ line in {kept['gitignore']}: it keeps the notes "
+                   "out of git while the folder exists (remove it after deleting the folder).")
+
+
+def _ignores_vault(project: Any) -> bool:
+    gitignore = project.root / ".gitignore"
+    try:
+        lines = gitignore.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return False
+    return any(line.strip().strip("/") == VAULT_DIRNAME for line in lines)
 
 
 @click.command()

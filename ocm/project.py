@@ -108,9 +108,13 @@ def _json_safe(value: Any) -> Any:
 
 
 class Project:
-    def __init__(self, vault_dir: Path, root: Path, explicit: bool = False) -> None:
+    def __init__(self, vault_dir: Path, root: Path, explicit: bool = False,
+                 strict: bool = False) -> None:
         self.root = root
         self.explicit = explicit  # the vault was named (--vault, OCM_VAULT), not found
+        # The CLI and the MCP server: no vault is an error (only `init` makes one).
+        # Library callers (benchmarks, fixtures) get the folders made on first write.
+        self.strict = strict
         self.vault = Vault(vault_dir, _project_name(root), root, scope="project")
         home = vault_paths.user_home()
         self.user_vault = Vault(home, "user", None, scope="user")
@@ -118,7 +122,8 @@ class Project:
         self.notices: list[str] = []
 
     @classmethod
-    def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None) -> Project:
+    def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None,
+             strict: bool = False) -> Project:
         """Find the project from `cwd` (git common dir) and its vault (`--vault`/`OCM_VAULT`)."""
         start = Path(cwd or os.environ.get("OCM_PROJECT_DIR") or os.getcwd())
         chosen = vault or os.environ.get("OCM_VAULT")
@@ -129,11 +134,11 @@ class Project:
             root = vault_dir.parent if vault_dir.name == vault_paths.VAULT_DIRNAME else vault_dir
             if not start.is_dir():
                 raise InvalidInput(f"project folder {start} does not exist")
-            return cls(vault_dir, root, explicit=True)
+            return cls(vault_dir, root, explicit=True, strict=strict)
         if not start.is_dir():
             raise InvalidInput(f"project folder {start} does not exist")
         root = vault_paths.find_project_root(start)
-        return cls(root / vault_paths.VAULT_DIRNAME, root)
+        return cls(root / vault_paths.VAULT_DIRNAME, root, strict=strict)
 
     # -- set-up -------------------------------------------------------------------
     def init(self) -> dict[str, Any]:
@@ -162,7 +167,7 @@ class Project:
     def require_vault(self) -> Vault:
         """The project's vault, or an error saying there is none and how to make one:
         nothing creates `.openCodeMemory/` but `ocm init` (ignored in git, registered)."""
-        if not self.vault.root.is_dir():
+        if self.strict and not self.vault.root.is_dir():
             how = (f"`ocm init --vault {self.vault.root}` creates it, or point --vault "
                    "(OCM_VAULT) at an existing one") if self.explicit else (
                 f"run `ocm init` in {self.root} to create one")

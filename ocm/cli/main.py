@@ -37,7 +37,7 @@ class OcmGroup(click.Group):
 def _project(vault: Path | None):  # -> Project
     from ocm.project import Project
 
-    return Project.open(vault=vault)
+    return Project.open(vault=vault, strict=True)
 
 
 def _notices(project: Any) -> None:

@@ -18,7 +18,7 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for pro
 def _project(vault: Path | None):  # -> Project
     from ocm.project import Project
 
-    return Project.open(vault=vault)
+    return Project.open(vault=vault, strict=True)
 
 
 @click.command()

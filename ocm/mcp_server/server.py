@@ -174,7 +174,7 @@ class Backend:
             if self._project is None:
                 from ocm.project import Project
 
-                self._project = _guard(lambda: Project.open(cwd=folder))
+                self._project = _guard(lambda: Project.open(cwd=folder, strict=True))
                 self.project_source = source
                 log.info("ocm: project %s (from %s), vault %s", self._project.root, source,
                          self._project.vault.root)

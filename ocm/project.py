@@ -79,6 +79,39 @@ def _on_one_scale(per_vault: list[list[Hit]]) -> list[Hit]:
     return merged
 
 
+def filters_line(applied: dict[str, Any]) -> str:
+    """'Filters: tool=cursor, since=… (from the query: tool=cursor)' for people."""
+    def pairs(found: dict[str, Any]) -> str:
+        return ", ".join(f"{k}={v}" for k, v in found.items()) or "none"
+
+    line = f"Filters: {pairs(applied.get('filters') or {})}"
+    if applied.get("from_query"):
+        line += f" (from the query: {pairs(applied['from_query'])})"
+    return line
+
+
+def _described(filters: Filters, parsed: Any, soft_window: tuple[Any, Any] | None,
+               listing: bool) -> dict[str, Any]:
+    """The filters a search applied ({name: value}) and those its query's words set."""
+    from ocm.vault.clock import format_timestamp
+
+    def shown(value: Any) -> Any:
+        return format_timestamp(value) if isinstance(value, datetime) else (
+            ",".join(value) if isinstance(value, tuple) else value)
+
+    applied = {name: shown(value) for name, value in filters.__dict__.items()
+               if value not in (None, (), False, "")}
+    from_query = {name: shown(value) for name, value in (
+        ("tool", parsed.tool), ("since", None if soft_window else parsed.since),
+        ("until", None if soft_window else parsed.until), ("paths", parsed.paths))
+        if value not in (None, ())}
+    if soft_window:
+        from_query["near_dates"] = " to ".join(shown(v) for v in soft_window if v)
+    if listing:
+        from_query["listing"] = True
+    return {"filters": applied, "from_query": from_query}
+
+
 def _one_copy(hits: list[Hit]) -> list[Hit]:
     """One vault's hits without the extra copies of a duplicated note file."""
     from ocm.vault.duplicates import one_per_id
@@ -120,6 +153,9 @@ class Project:
         self.user_vault = Vault(home, "user", None, scope="user")
         self._indexes: dict[Path, NoteIndex] = {}
         self.notices: list[str] = []
+        # What the last search filtered on, by name, and which of it the query's own words
+        # said ("in cursor", "last week"): for --explain and for an empty result.
+        self.applied_filters: dict[str, Any] = {}
 
     @classmethod
     def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None,
@@ -511,6 +547,7 @@ class Project:
             since=req.since or (None if soft_window else parsed.since),
             until=req.until or (None if soft_window else parsed.until), file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
+        self.applied_filters = _described(filters, parsed, soft_window, listing)
         per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)
         indexes: list[NoteIndex] = []
@@ -705,7 +742,8 @@ class Project:
                                 "title": str(fm.get("title") or ""),
                                 "project": vault.project,
                                 "git_sha": str(fm.get("git_sha") or ""),
-                                "updated": str(fm.get("updated") or fm.get("created") or ""),
+                                "updated": _json_safe(fm.get("updated") or fm.get("created")
+                                                      or ""),
                                 "files": [str(f) for f in fm.get("files") or []],
                                 "changed_files": changed, "markdown_path": str(path.resolve())})
         out.sort(key=lambda r: r["updated"], reverse=True)

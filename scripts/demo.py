@@ -17,7 +17,8 @@ OCM = str(Path(sys.executable).parent / "ocm")
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None) -> None:
     shown = " ".join(shlex.quote(part) for part in ["ocm", *cmd[1:]])
-    print(f"\n\033[1m$ {shown}\033[0m", flush=True)
+    bold, plain = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
+    print(f"\n{bold}$ {shown}{plain}", flush=True)
     subprocess.run(cmd, cwd=cwd, env=env, check=True, input=stdin, text=True)
 
 

@@ -190,11 +190,15 @@ def doctor(vault: Path | None, as_json: bool) -> None:
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                                  "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def hook(args: tuple[str, ...]) -> None:
+@click.pass_context
+def hook(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Agent hook entry point: `ocm hook HOST [EVENT]` with the payload on stdin.
 
     Prints only what the host accepts and always exits 0 (installed hooks call the faster
     `ocm-hook` script, which is the same code without the CLI)."""
+    if args[:1] in (("--help",), ("-h",)):  # a person asking, not a host calling
+        click.echo(ctx.get_help())
+        return
     from ocm.hook import run
 
     out = run(list(args))

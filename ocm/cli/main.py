@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ import click
 
 from ocm import __version__
 from ocm.vault.errors import OcmError
+from ocm.vault.memories import MEMORY_TYPES
 
 from . import agents_cmds, memory_cmds, render
 
@@ -23,15 +25,41 @@ MAX_BUILD_PROCS = 4
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 
 
+# Names the facade's errors use (the MCP tools' arguments) as the CLI spells them.
+_FLAGS = {"supersede_reason": "--supersede-reason", "superseded_by": "--superseded-by"}
+_ARGUMENT = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
 class OcmGroup(click.Group):
-    """Turns our errors into one clear line on stderr and exit code 1."""
+    """Turns every error, usage errors included, into one clear line on stderr and exit
+    code 1 (click's own are three lines and exit code 2)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            sys.exit(0)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "ocm"
+            _error(f"{exc.format_message()} (see `{where} --help`)")
+        except click.ClickException as exc:
+            _error(exc.format_message())
+        except click.Abort:
+            _error("aborted")
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except OcmError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+            _error(_ARGUMENT.sub(lambda m: _FLAGS[m.group(1)], str(exc)))
 
 
 def _project(vault: Path | None):  # -> Project
@@ -219,6 +247,7 @@ def list_(vault: Path | None, as_json: bool, limit: int, tool: str | None,
         render.emit_json([h.to_json() for h in hits])
     else:
         render.hits_table(hits, "Sessions", show_score=False)
+        render.paths_footer(hits)
 
 
 @cli.command()
@@ -239,10 +268,16 @@ def files(vault: Path | None, as_json: bool, session_id: str) -> None:
 
 @cli.command()
 @VAULT_OPTION
+@JSON_OPTION
 @click.argument("note_id")
-def show(vault: Path | None, note_id: str) -> None:
-    """Print a session or memory note's Markdown; `ID#Heading` prints one section."""
-    click.echo(_project(vault).get(note_id)["markdown"], nl=False)
+def show(vault: Path | None, as_json: bool, note_id: str) -> None:
+    """Print a session or memory note's Markdown; `ID#Heading` prints one section (--json:
+    with its frontmatter and path)."""
+    note = _project(vault).get(note_id)
+    if as_json:
+        render.emit_json(note)
+    else:
+        click.echo(note["markdown"], nl=False)
 
 
 # ----------------------------------------------------------------------------- search
@@ -288,6 +323,10 @@ def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int
         return
     render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
     render.paths_footer(hits)
+    if explain or (not hits and project.applied_filters.get("filters")):
+        from ocm.project import filters_line
+
+        click.echo(filters_line(project.applied_filters))
 
 
 @cli.command()
@@ -315,7 +354,9 @@ def recall(vault: Path | None, as_json: bool, query: tuple[str, ...], fmt: str, 
 @VAULT_OPTION
 @JSON_OPTION
 @click.argument("text")
-@click.option("--type", "memory_type", required=True, help="gotcha, decision, bug_fix, …")
+@click.option("--type", "memory_type", required=True,
+              help=f"One of {', '.join(MEMORY_TYPES)}; aliases such as warning, incident, "
+                   "rule, insight map onto them.")
 @click.option("--title")
 @click.option("--file", "files_", multiple=True)
 @click.option("--tag", "tags", multiple=True)
@@ -368,6 +409,7 @@ def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: 
         render.emit_json([h.to_json() for h in hits])
     else:
         render.hits_table(hits, "Memories", show_score=False, show_project=scope == "global")
+        render.paths_footer(hits)
 
 
 @cli.command()

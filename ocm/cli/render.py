@@ -11,8 +11,22 @@ if TYPE_CHECKING:
     from ocm.vault.store import WriteResult
 
 
+def _json_value(value: Any) -> str:
+    """Dates as the notes write them (YYYY-MM-DDTHH:MM:SS), in every JSON output."""
+    from datetime import date, datetime
+
+    from ocm.vault.clock import format_timestamp
+
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_json_value)
+                     + "\n")
 
 
 def write_result_json(result: WriteResult) -> dict[str, Any]:
@@ -68,16 +82,29 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True,
     out.print(table)
     for hit in hits:
         if hit.explain:
-            fields = ", ".join(f"{k}={v}" for k, v in hit.explain.get("fields", {}).items())
-            out.print(f"[dim]#{hit.rank} {hit.id}: {fields}; bm25f={hit.explain.get('bm25f')}"
-                      f" decay={hit.explain.get('decay')}[/dim]")
+            out.print(f"[dim]{explain_line(hit)}[/dim]")
+
+
+EXPLAIN_FACTORS = ("decay", "importance", "intent", "date", "superseded")
+
+
+def explain_line(hit: Hit) -> str:
+    """'#1 id: title=3.1, text=1.2; bm25f 4.3 x decay 0.98 x ... = 4.1 (threshold 0.5)'."""
+    info = hit.explain or {}
+    fields = ", ".join(f"{k}={v}" for k, v in info.get("fields", {}).items())
+    factors = " x ".join(f"{name} {info[name]}" for name in EXPLAIN_FACTORS if name in info)
+    score = info.get("score", round(hit.score, 4))
+    threshold = f" (threshold {info['threshold']})" if "threshold" in info else ""
+    return (f"#{hit.rank} {hit.id}: {fields}; bm25f {info.get('bm25f')} x {factors} = "
+            f"{score}{threshold}")
 
 
 def paths_footer(hits: list[Hit]) -> None:
-    # Plain lines, never wrapped, so a path can be copied or clicked.
-    for hit in hits:
+    # Plain lines, never wrapped (a table cell folds long words), so an id or a path can be
+    # copied or clicked.
+    for position, hit in enumerate(hits, 1):
         line = f":{hit.chunk.line}" if hit.chunk is not None else ""
-        sys.stdout.write(f"{hit.rank or '-'}  {hit.path}{line}\n")
+        sys.stdout.write(f"{hit.rank or position}  {hit.id}  {hit.path}{line}\n")
 
 
 def kv_table(rows: list[tuple[str, str]], title: str | None = None) -> None:

@@ -335,25 +335,30 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     for hit in hits:
         aged = decay(hit, now, RECENT_FLOOR if recent and hit.kind == "session" else DECAY_FLOOR)
         importance = importance_prior(hit)
-        factor = aged * importance * priors.get(
-            "session" if hit.kind == "session" else hit.type, 1.0)
+        intent = priors.get("session" if hit.kind == "session" else hit.type, 1.0)
+        dated = 1.0
         if window is not None:
             if in_window(hit, window):
-                factor *= DATE_PRIOR
+                dated = DATE_PRIOR
             elif in_window(hit, window, DATE_SLACK):
-                factor *= 1.0 + (DATE_PRIOR - 1.0) / 2
-        if hit.status == "superseded":
-            factor *= SUPERSEDED_PENALTY
+                dated = 1.0 + (DATE_PRIOR - 1.0) / 2
+        superseded = SUPERSEDED_PENALTY if hit.status == "superseded" else 1.0
+        factor = aged * importance * intent * dated * superseded
         if hit.explain is not None:
+            # Every factor between BM25F and the displayed score (their product).
             hit.explain.update(bm25f=round(hit.score, 4), decay=round(aged, 4),
-                               importance=round(importance, 4),
-                               superseded_penalty=hit.status == "superseded")
+                               importance=round(importance, 4), intent=round(intent, 4),
+                               date=round(dated, 4), superseded=superseded,
+                               score=round(hit.score * factor, 4))
         hit.score *= factor
     hits = sorted(hits, key=lambda h: h.score, reverse=True)
     if not hits:
         return []
     cutoff = RELATIVE_THRESHOLD * hits[0].score
     hits = [h for h in hits if h.score >= cutoff]
+    for hit in hits:
+        if hit.explain is not None:
+            hit.explain["threshold"] = round(cutoff, 4)
     hits = _mmr(hits, limit)
     hits = _replacements_first(hits)
     for position, hit in enumerate(hits, 1):

@@ -479,9 +479,17 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         req = SearchRequest(query=query, limit=limit, kind=kind, types=types, status=status,
                             tool=tool, file=file, tag=tag, scope=scope,
                             include_resolved=include_resolved, group=group)
-        hits = await backend.run(ctx, lambda project: project.search(req))
+
+        def call(project: Any) -> tuple[list[Any], str]:
+            from ocm.project import filters_line
+
+            found = project.search(req)
+            applied = project.applied_filters
+            return found, f" {filters_line(applied)}." if applied.get("filters") else ""
+
+        hits, applied = await backend.run(ctx, call)
         results = [_note_hit(h) for h in hits]
-        message = ("No sessions or memories matched." if not results else
+        message = (f"No sessions or memories matched.{applied}" if not results else
                    f"{_count(len(results), 'result')}; read a note at its markdown_path or "
                    "with ocm__get_note.")
         return SearchOutcome(query=query, results=results, message=message)

@@ -91,11 +91,13 @@ def _text(out: str | bytes | None) -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_HOST_VARS)}
+    env = {k: v for k, v in os.environ.items()
+           if not k.upper().startswith(_HOST_VARS) and not k.lower().endswith("_proxy")}
     env.update(HOME=str(home), OCM_HOME=str(home / ".openCodeMemory"),
                XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
                XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".local/state"),
-               NO_COLOR="1", CI="1")
+               NO_COLOR="1", CI="1", NO_PROXY="127.0.0.1,localhost",
+               no_proxy="127.0.0.1,localhost")
     # The project's ocm (ocm init writes absolute paths to it) and python3 for the script.
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     return env

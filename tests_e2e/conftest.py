@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 120,
 
 def pytest_report_header() -> list[str]:
     netns = os.environ.get("OCM_E2E_NETNS") == "1"
-    links = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+    links = sorted(name for _, name in socket.if_nameindex())  # this process's namespace
     where = "own network namespace" if netns else "host network (no namespace)"
     return [f"e2e: {where}, interfaces: {' '.join(links) or '?'}; host programs in {CACHE}"]
 

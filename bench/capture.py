@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,10 +59,19 @@ def build_transcript(path: Path, megabytes: float) -> int:
     return turn
 
 
+CPU: list[float] = []  # CPU seconds (user + sys) of each timed process, in order
+
+
 def _time(argv: list[str], data: bytes, env: dict[str, str], cwd: Path) -> float:
+    """Wall milliseconds of one process; its CPU milliseconds go to `CPU` (on a loaded
+    machine the CPU time is what an idle one would take, near enough)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, input=data, capture_output=True, env=env, cwd=cwd, check=True)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return wall
 
 
 def _pct(values: list[float]) -> tuple[float, float]:
@@ -102,6 +112,7 @@ def main() -> None:
         for size in [float(s) for s in args.sizes.split(",")]:
             turns = build_transcript(transcript, size)
             times = []
+            CPU.clear()
             for _ in range(args.runs):
                 for folder in ("transcripts", ".hooks/transcripts", ".hooks/seen"):
                     shutil.rmtree(vault / folder, ignore_errors=True)
@@ -109,13 +120,20 @@ def main() -> None:
             note = next((vault / "transcripts").glob("*.md"))
             result[f"fold_{size:g}mb"] = {"turns": turns, "p50_ms": _pct(times)[0],
                                           "p95_ms": _pct(times)[1],
+                                          "cpu_p50_ms": _pct(CPU)[0], "cpu_p95_ms": _pct(CPU)[1],
                                           "note_kb": round(note.stat().st_size / 1000)}
+        CPU.clear()
         quiet = [_time([*hook, "stop"], stop, env, repo) for _ in range(args.runs * 3)]
+        quiet_cpu = list(CPU)
+        CPU.clear()
         floor = [_time([sys.executable, "-c", "pass"], b"", env, repo)
                  for _ in range(args.runs * 3)]
         result["quiet_stop_ms"] = dict(zip(("p50", "p95"), _pct(quiet), strict=True))
         result["python_pass_ms"] = dict(zip(("p50", "p95"), _pct(floor), strict=True))
         result["quiet_ratio_p50"] = round(_pct(quiet)[0] / _pct(floor)[0], 2)
+        result["quiet_cpu_ms"] = dict(zip(("p50", "p95"), _pct(quiet_cpu), strict=True))
+        result["python_pass_cpu_ms"] = dict(zip(("p50", "p95"), _pct(CPU), strict=True))
+        result["quiet_cpu_ratio_p50"] = round(_pct(quiet_cpu)[0] / _pct(CPU)[0], 2)
         if args.json:
             print(json.dumps(result))
         else:

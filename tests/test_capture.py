@@ -278,3 +278,28 @@ def test_fixtures_match_the_reference_recordings() -> None:
             for path in (FIXTURES / folder / host).iterdir():
                 assert path.read_bytes() == (REFERENCE / folder / host / path.name).read_bytes()
 
+
+
+def test_retrieval_bench_scores_turn_anchors(tmp_path: Path) -> None:
+    """bench/retrieval_transcript.py on a tiny set: the evidence turn is found by anchor."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
+    import retrieval_transcript as bench
+
+    docs = [
+        {"id": "c/D1:1", "text": "Ann: I adopted a grey cat named Pepper", "group": "c",
+         "date": "2023-05-08T13:56:00", "meta": {"session": 1}},
+        {"id": "c/D1:2", "text": "Bob: my sister plays the violin", "group": "c",
+         "date": "2023-05-08T13:57:00", "meta": {"session": 1}},
+        {"id": "c/D2:1", "text": "Ann: we hiked the Alps in June", "group": "c",
+         "date": "2023-06-08T10:00:00", "meta": {"session": 2}},
+    ]
+    for doc in docs:  # long enough for a note to be split into its sections
+        doc["text"] += ". " + " ".join(f"word{i}" for i in range(40))
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "queries.jsonl").write_text(json.dumps(
+        {"id": "c/q1", "text": "What instrument does Bob's sister play?", "group": "c"}) + "\n")
+    (tmp_path / "qrels.tsv").write_text("c/q1\tc/D1:2\t1\n")
+    result = bench.run_set(tmp_path, chunks=True)
+    assert result["queries"] == 1
+    assert result["turn"]["ndcg@10"] == 1.0 and result["turn_chunks"]["recall@1"] == 1.0
+    assert result["session"]["recall@1"] == 1.0

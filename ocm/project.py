@@ -90,8 +90,8 @@ def filters_line(applied: dict[str, Any]) -> str:
     return line
 
 
-def _described(filters: Filters, parsed: Any, soft_window: tuple[Any, Any] | None,
-               listing: bool) -> dict[str, Any]:
+def _described(filters: Filters, parsed: Any,
+               soft_window: tuple[Any, Any] | None) -> dict[str, Any]:
     """The filters a search applied ({name: value}) and those its query's words set."""
     from ocm.vault.clock import format_timestamp
 
@@ -107,8 +107,6 @@ def _described(filters: Filters, parsed: Any, soft_window: tuple[Any, Any] | Non
         if value not in (None, ())}
     if soft_window:
         from_query["near_dates"] = " to ".join(shown(v) for v in soft_window if v)
-    if listing:
-        from_query["listing"] = True
     return {"filters": applied, "from_query": from_query}
 
 
@@ -547,7 +545,7 @@ class Project:
             since=req.since or (None if soft_window else parsed.since),
             until=req.until or (None if soft_window else parsed.until), file=req.file,
             tag=req.tag, include_resolved=req.include_resolved)
-        self.applied_filters = _described(filters, parsed, soft_window, listing)
+        self.applied_filters = _described(filters, parsed, soft_window)
         per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)
         indexes: list[NoteIndex] = []

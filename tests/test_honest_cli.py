@@ -175,6 +175,8 @@ def test_ids_and_paths_are_whole_lines(run_ocm, repo: Path, ocm_home: Path,
         lines = run_ocm(*args).stdout.splitlines()
         assert any(line.startswith(f"1  {made['id']}  {made['markdown_path']}")
                    for line in lines), lines
+    vault = repo.resolve() / ".openCodeMemory"
+    assert f"{repo.name}  {vault}" in run_ocm("projects").stdout.splitlines()
 
 
 def test_explain_shows_every_factor_and_the_filters(run_ocm) -> None:
@@ -200,6 +202,7 @@ def test_explain_shows_every_factor_and_the_filters(run_ocm) -> None:
     assert "Filters: tool=cursor (from the query: tool=cursor)" in empty
     dated = run_ocm("search", "cursor sessions last week", "--explain").stdout
     assert "since=" in dated and "until=" in dated and "from the query: tool=cursor" in dated
+    assert "listing" not in dated
 
 
 def test_make_demo_installs_no_test_tools(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ def projects(vault: Path | None, as_json: bool, prune: bool, dry_run: bool) -> N
             table.add_row("*" if row["current"] else "", row["project"], str(row["sessions"]),
                           str(row["memories"]), row["vault"], row["problem"] or "")
         render.console().print(table)
+        for row in rows:  # whole lines: a table cell folds a long path
+            click.echo(f"{row['project']}  {row['vault']}")
     verb = "Would remove" if dry_run else "Removed"
     for row in info["removed"]:
         click.echo(f"{verb} {row['project']} ({row['vault']}): {row['problem']}")

@@ -13,6 +13,7 @@ The chunks of a note are derived data, stored with the note's index document und
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,13 +39,15 @@ SESSION_SECTION_FIELDS = {
 # Sections whose text no field indexes: never a chunk.
 SESSION_SECTIONS_SKIPPED = frozenset({"memories"})
 _RAW_TOKEN = re.compile(TOKEN_PATTERN)
-# How much of a query term's start the no-match shortcut looks for.
+# How much of a query term's start is looked for in a chunk's text (stemming only rewrites
+# a word's ending, so a word holding a term begins with this much of it).
 PREFIX = 4
-# A snippet is placed among the first this many places each query term occurs in its chunk.
-MAX_SNIPPET_WORDS = 16
+# The places each query term occurs in a chunk that are looked at, for its frequency (BM25
+# saturates long before) and for where the snippet goes.
+MAX_OCCURRENCES = 16
 
-# (title, level, line, link, field, text): one stored chunk.
-StoredChunk = tuple[str, int, int, str, str, str]
+# (title, level, line, link, field, text, length in indexed terms): one stored chunk.
+StoredChunk = tuple[str, int, int, str, str, str, int]
 FieldOf = Callable[[Section], str | None]
 
 
@@ -83,29 +86,18 @@ def note_chunks(doc: Document, field_of: FieldOf) -> list[StoredChunk]:
     if len(found) == 1 or sum(len(s.text) for s, _ in found) <= SHORT_NOTE_CHARS:
         first = found[0][0]
         text = "\n".join(s.text for s, _ in found)
-        return [("", 0, first.line, "", found[0][1], text)]
-    return [(s.title, s.level, s.line, s.link, f, s.text) for s, f in found]
+        return [("", 0, first.line, "", found[0][1], text, len(tokens(text)))]
+    return [(s.title, s.level, s.line, s.link, f, s.text, len(tokens(s.text)))
+            for s, f in found]
 
 
-def _bm25(terms: list[str], stored: StoredChunk, idf: Callable[[str, str], float],
-          avgfl: Callable[[str], float]) -> float:
-    field, text = stored[4], stored[5]
-    # Stemming only rewrites a word's ending: a chunk without the start of any query term
-    # cannot hold one, and is not tokenized at all (most chunks of most hits).
-    lowered = text.lower()
-    if not any(term[:PREFIX] in lowered for term in terms):
+def _bm25(counts: dict[str, int], field: str, length: int,
+          idf: Callable[[str, str], float], avgfl: Callable[[str], float]) -> float:
+    """BM25F of one chunk: its field's boost, the index's idf and average field length, its
+    own length (counted when it was indexed) and its query terms' frequencies."""
+    if not counts or not length:
         return 0.0
-    words = tokens(text)
-    if not words:
-        return 0.0
-    wanted = set(terms)
-    counts: dict[str, int] = {}
-    for word in words:
-        if word in wanted:
-            counts[word] = counts.get(word, 0) + 1
-    if not counts:
-        return 0.0
-    norm = BM25_K1 * ((1 - BM25_B) + BM25_B * len(words) / (avgfl(field) or 1.0))
+    norm = BM25_K1 * ((1 - BM25_B) + BM25_B * length / (avgfl(field) or 1.0))
     boost = FIELD_BOOSTS.get(field, 1.0)
     return sum(idf(field, term) * boost * tf * (BM25_K1 + 1) / (tf + norm)
                for term, tf in counts.items())
@@ -114,39 +106,60 @@ def _bm25(terms: list[str], stored: StoredChunk, idf: Callable[[str, str], float
 def scored_chunks(stored: list[StoredChunk], terms: list[str],
                   idf: Callable[[str, str], float],
                   avgfl: Callable[[str], float]) -> list[tuple[float, int]]:
-    """(BM25F score, position) of every chunk, best first (file order breaks ties)."""
+    """(BM25F score, position) of every chunk, best first (file order breaks ties). Term
+    frequencies come from the places the terms occur in the note's text, found in one
+    pass over all its chunks (not by analysing every chunk again)."""
     if len(stored) == 1:
         return [(0.0, 0)]
-    scored = [(_bm25(terms, chunk, idf, avgfl), i) for i, chunk in enumerate(stored)]
+    starts = []
+    at = 0
+    for chunk in stored:
+        starts.append(at)
+        at += len(chunk[5]) + 1
+    joined = "\n".join(chunk[5] for chunk in stored)
+    counts: list[dict[str, int]] = [{} for _ in stored]
+    for where, found in _term_positions(joined, terms, MAX_OCCURRENCES * len(stored)):
+        mine = counts[bisect.bisect_right(starts, where) - 1]
+        for term in found:
+            mine[term] = mine.get(term, 0) + 1
+    scored = [(_bm25(counts[i], chunk[4], chunk[6], idf, avgfl), i)
+              for i, chunk in enumerate(stored)]
     return sorted(scored, key=lambda pair: (-pair[0], pair[1]))
 
 
 def chunk_of(stored: StoredChunk, relpath: str, terms: list[str], score: float) -> Chunk:
-    title, level, line, link, _, text = stored
+    title, level, line, link, _, text, _ = stored
     anchor = f"{relpath}#{link}" if link else relpath
     return Chunk(title, level, line, anchor, snippet(text, terms), score)
 
 
-def _term_positions(flat: str, terms: list[str]) -> list[tuple[int, frozenset[str]]]:
-    """(start, query terms it yields) of the words of `flat` that hold a query term, in
-    order. Only the words that begin with a term's first letters are analysed (found with
-    `str.find`, not a scan of every word: chunks can be long transcripts)."""
+def _term_positions(text: str, terms: list[str],
+                    cap: int = MAX_OCCURRENCES) -> list[tuple[int, frozenset[str]]]:
+    """(start, query terms it yields) of the words of `text` that hold a query term, in
+    order, at most `cap` places per term. Only the words that begin with a term's first
+    letters are analysed (found with `str.find`, not by scanning every word: chunks can be
+    long transcripts)."""
     wanted = set(terms)
-    lowered = flat.lower()
-    if len(lowered) != len(flat):  # a few characters lower to two: keep offsets exact
-        lowered = flat
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters lower to two: keep offsets exact
+        lowered = text
     found: dict[int, frozenset[str]] = {}
+    yields: dict[str, frozenset[str]] = {}  # word -> the query terms it is indexed as
     for prefix in {term[:PREFIX] for term in wanted}:
         at = lowered.find(prefix)
         taken = 0
-        while at != -1 and taken < MAX_SNIPPET_WORDS:
+        while at != -1 and taken < cap:
             # A term starts a word or a part of one (`src/api/client.py`, `embed_server`).
             if (at == 0 or not lowered[at - 1].isalnum()) and at not in found:
-                word = _RAW_TOKEN.match(flat, at)
-                here = wanted.intersection(tokens(word.group())) if word else None
-                if here:
-                    found[at] = frozenset(here)
-                    taken += 1
+                word = _RAW_TOKEN.match(text, at)
+                if word is not None:
+                    raw = word.group()
+                    here = yields.get(raw)
+                    if here is None:
+                        here = yields[raw] = frozenset(wanted.intersection(tokens(raw)))
+                    if here:
+                        found[at] = here
+                        taken += 1
             at = lowered.find(prefix, at + 1)
     return sorted(found.items())
 

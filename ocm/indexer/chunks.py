@@ -164,6 +164,25 @@ def _term_positions(text: str, terms: list[str],
     return sorted(found.items())
 
 
+def _densest(hits: list[tuple[int, frozenset[str]]], span: int) -> int:
+    """Where the stretch of `span` characters that holds the most distinct query terms
+    begins (the first such), in one pass with two pointers."""
+    best, start, end = -1, hits[0][0], 0
+    inside: dict[str, int] = {}
+    for at, words in hits:
+        while end < len(hits) and hits[end][0] < at + span:
+            for word in hits[end][1]:
+                inside[word] = inside.get(word, 0) + 1
+            end += 1
+        if len(inside) > best:
+            best, start = len(inside), at
+        for word in words:
+            inside[word] -= 1
+            if not inside[word]:
+                del inside[word]
+    return start
+
+
 def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> str:
     """At most `limit` characters of `text` on one line, around the stretch that holds the
     most distinct query words (the start of the text when none is there). Only that
@@ -173,16 +192,7 @@ def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> str:
     hits = _term_positions(text, terms)
     start = 0
     if hits:
-        best = -1
-        for i, (at, _) in enumerate(hits):
-            covered: set[str] = set()
-            for other, words in hits[i:]:
-                if other >= at + limit - SNIPPET_LEAD:
-                    break
-                covered |= words
-            if len(covered) > best:
-                best, start = len(covered), at
-        start = max(0, start - SNIPPET_LEAD)
+        start = max(0, _densest(hits, limit - SNIPPET_LEAD) - SNIPPET_LEAD)
         if start and not text[start - 1].isspace():  # begin at a word
             space = next((i for i in range(start, min(len(text), start + SNIPPET_LEAD))
                           if text[i].isspace()), start)

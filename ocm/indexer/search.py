@@ -218,11 +218,14 @@ def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
     """Scores a hit's chunks with the statistics of the index it came from."""
     stats: dict[Path, tuple[Callable, Callable]] = {}
 
+    by_root = {str(ix.resolved_root): ix for ix in indexes}
+
     def for_hit(hit: Hit, terms: list[str]) -> list[tuple[float, int]]:
-        index = next((ix for ix in indexes if hit.path.is_relative_to(ix.resolved_root)),
-                     None)
-        if index is None or len(hit.chunks) < 2 or not terms:
+        if len(hit.chunks) < 2 or not terms:
             return [(0.0, 0)] if hit.chunks else []
+        index = by_root.get(str(hit.path)[: -len(hit.relpath) - 1])
+        if index is None:
+            return [(0.0, 0)]
         if index.resolved_root not in stats:
             searcher = index.searcher()
             stats[index.resolved_root] = (lru_cache(maxsize=None)(searcher.idf),

@@ -303,3 +303,17 @@ def test_retrieval_bench_scores_turn_anchors(tmp_path: Path) -> None:
     assert result["queries"] == 1
     assert result["turn"]["ndcg@10"] == 1.0 and result["turn_chunks"]["recall@1"] == 1.0
     assert result["session"]["recall@1"] == 1.0
+
+
+def test_session_rename_relinks_its_transcript(world: tuple[Path, dict[str, str], Path]) -> None:
+    repo, env, home = world
+    replay("codex", repo, env, home)
+    [transcript] = _transcripts(repo)
+    sid = json.loads(dict(_payloads("codex", repo, home))["stop"])["session_id"]
+    named = h.ocm(["checkpoint", "--session", sid, "--slug", "codex-check-fix",
+                   "--goal", "Make the check pass"], env, repo)
+    assert named.returncode == 0, named.stderr
+    [session] = h.sessions(repo)
+    assert session.stem.endswith("_codex-check-fix")
+    assert f'session: "[[{session.stem}]]"' in transcript.read_text()
+    assert _note(session).fm["transcript"] == f"[[{transcript.stem}]]"

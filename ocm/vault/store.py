@@ -380,10 +380,11 @@ class Vault:
         return target
 
     def _relink_session(self, old_stem: str, new_stem: str) -> None:
-        """After a session's one rename, point its memories' `session` links at the new
-        file name (Obsidian resolves links by file name; ids keep working either way)."""
+        """After a session's one rename, point its memories' and its transcript's `session`
+        links at the new file name (Obsidian resolves links by file name; ids keep working
+        either way)."""
         for path in self.note_paths():
-            if self.kind_of(path) != "memory":
+            if self.kind_of(path) not in ("memory", "transcript"):
                 continue
             value = (self._frontmatter_only(path) or {}).get("session")
             if not (isinstance(value, str) and value.startswith("[[")

@@ -229,7 +229,7 @@ def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_sess
     if created:
         doc = Document.new()
         doc.has_frontmatter = True
-        body = f"# Transcript of {session_id}\n\nSession note: {link(session_stem)}\n\n"
+        body = f"# Transcript of {session_id}\n\n"  # the session link is a property
         fm: dict[str, Any] = {"id": f"{session_id}{SUFFIX}", "kind": "transcript",
                               "tool": tool, "session": link(session_stem),
                               "agent_session_id": agent_session or None,

@@ -38,11 +38,18 @@ EXISTING = {
                                                           "url": "https://x.example"}},
                                     "inputs": []}, indent=4) + "\n",
     ".github/hooks/other.json": '{"hooks": {}}\n',
+    "opencode.json": json.dumps({"$schema": "https://opencode.ai/config.json",
+                                 "model": "anthropic/claude-sonnet-4-5",
+                                 "mcp": {"jira": {"type": "remote",
+                                                  "url": "https://jira.example/mcp"}}},
+                                indent=2) + "\n",
+    ".opencode/plugins/notify.js": "export const Notify = async () => ({});\n",
 }
 AGENT_FILES = [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".cursor/mcp.json",
                ".cursor/hooks.json", ".cursor/rules/ocm.mdc", ".codex/config.toml",
                ".codex/hooks.json", "AGENTS.md", ".gemini/settings.json", "GEMINI.md",
-               ".vscode/mcp.json", ".github/hooks/ocm.json"]
+               ".vscode/mcp.json", ".github/hooks/ocm.json", "opencode.json",
+               ".opencode/plugins/ocm.js"]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -84,7 +91,7 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
-                                                      "gemini", "vscode"}
+                                                      "gemini", "vscode", "opencode"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
     hook_exe = str(Path(sys.executable).parent / "ocm-hook")
@@ -122,6 +129,16 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert "ocm-hook vscode" in (repo / ".github/hooks/ocm.json").read_text()
     agents_md = (repo / "AGENTS.md").read_text()
     assert agents_md.startswith("# Agents\nBe brief.\n") and agents_md.count("ocm:begin") == 1
+    opencode = json.loads((repo / "opencode.json").read_text())
+    assert opencode["model"] == "anthropic/claude-sonnet-4-5"
+    assert set(opencode["mcp"]) == {"jira", "ocm"}
+    assert opencode["mcp"]["ocm"]["type"] == "local"
+    assert opencode["mcp"]["ocm"]["command"][1:] == ["mcp"]
+    assert Path(opencode["mcp"]["ocm"]["command"][0]).is_absolute()
+    plugin = (repo / ".opencode/plugins/ocm.js").read_text()
+    assert json.dumps([hook_exe]) in plugin and "ocm-managed" in plugin
+    assert (repo / ".opencode/plugins/notify.js").read_text() == EXISTING[
+        ".opencode/plugins/notify.js"]
 
     after_first = snapshot(repo)
     again = invoke("init", "--agents", "all", "--json")

@@ -16,11 +16,12 @@ TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
     from typing import Any
 
-HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode")
+HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode")
 HOST_ALIASES = {
     "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
     "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
     "vscode": "vscode", "vs-code": "vscode", "copilot": "vscode", "code": "vscode",
+    "opencode": "opencode", "open-code": "opencode",
 }
 
 # Canonical kinds of event, whatever the host calls them.
@@ -38,8 +39,9 @@ _HOOK_CONTEXT = re.compile(r"<hook_context>.*?(?:</hook_context>|\Z)\s*", re.S)
 
 
 def kebab(name: str) -> str:
-    """'SessionStart' / 'afterFileEdit' / 'session_start' -> 'session-start'."""
-    return _CAMEL.sub("-", str(name or "").strip()).replace("_", "-").lower()
+    """'SessionStart' / 'afterFileEdit' / 'session_start' / 'session.created' (OpenCode)
+    -> 'session-start' ..."""
+    return _CAMEL.sub("-", str(name or "").strip()).replace("_", "-").replace(".", "-").lower()
 
 
 def canonical_host(name: str | None) -> str | None:
@@ -238,7 +240,7 @@ def _patch_text(tool_input: Any) -> str:
         return "\n".join(x for x in tool_input if isinstance(x, str))
     if isinstance(tool_input, dict):
         return "\n".join(_patch_text(tool_input.get(k)) for k in (
-            "command", "input", "patch", "cmd", "arguments") if tool_input.get(k))
+            "command", "input", "patch", "patchText", "cmd", "arguments") if tool_input.get(k))
     return ""
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
-           "gemini": "gemini", "vscode": "vscode"}
+           "gemini": "gemini", "vscode": "vscode", "opencode": "opencode"}
 MAX_PAYLOAD_BYTES = 8_000_000
 DEDUPE_WINDOW_S = 30.0
 _SEEN = "seen"

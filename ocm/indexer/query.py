@@ -43,6 +43,7 @@ TOOLS: tuple[str, ...] = (
     "codex",
     "gemini",
     "vscode",
+    "opencode",
     "windsurf",
     "antigravity",
 )
@@ -71,6 +72,8 @@ _TOOL_ALIASES: dict[str, str] = {
     "copilot": "vscode",
     "github copilot": "vscode",
     "copilot chat": "vscode",
+    "opencode": "opencode",
+    "open code": "opencode",
     "windsurf": "windsurf",
     "codeium": "windsurf",
     "antigravity": "antigravity",

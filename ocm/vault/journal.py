@@ -225,7 +225,8 @@ def _session_for(vault: Vault, host: str, sid: str) -> Path | None:
     from .errors import InvalidInput, NotFound
     from .sessions import validate_tool
 
-    tool = host if host in ("claude-code", "cursor", "codex", "gemini", "vscode") else "unknown"
+    tool = host if host in ("claude-code", "cursor", "codex", "gemini", "vscode",
+                            "opencode") else "unknown"
     if sid:
         try:
             return vault.find_session(sid)

@@ -84,7 +84,7 @@ def test_codex_exit_code_fail_then_pass(repo: Path, env: dict[str, str]) -> None
     send(repo, env, "codex", "post-tool-use-bash", "post-tool-use")
     send(repo, env, "codex", "post-tool-use-apply-patch", "post-tool-use")
     send(repo, env, "codex", "post-tool-use-bash", "post-tool-use",
-         tool_response={"exit_code": 0, "stdout": "test result: ok", "stderr": ""})
+         tool_response="running 3 tests\ntest result: ok. 3 passed; 0 failed\n")
     send(repo, env, "codex", "session-end", "session-end")
     [memo] = memories(repo)
     assert "cargo test" in memo.content and "error[E0425]" in memo.content

@@ -27,7 +27,8 @@ HOOKS = [
     ("PostToolUse", "post-tool-use", "apply_patch|Edit|Write|Bash|shell", 10),
     ("PreCompact", "pre-compact", None, 30),
     ("Stop", "stop", None, 30),
-    ("SessionEnd", "session-end", None, 15),
+    # Codex clamps a SessionEnd timeout above 3 s and warns on every run about it.
+    ("SessionEnd", "session-end", None, 3),
 ]
 _OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
 

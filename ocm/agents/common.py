@@ -323,6 +323,30 @@ def shell_outcome(response: Any, failed_event: bool) -> tuple[bool | None, str]:
     return ok, "" if ok else error_line(text)
 
 
+_GEMINI_FIELD = re.compile(r"^(Error|Signal): *(.*?) *$", re.M)
+
+
+def gemini_shell_outcome(text: str) -> tuple[bool | None, str]:
+    """Gemini's `run_shell_command` reply (`Output: …`, `Exit Code: N` only when non-zero,
+    `Error: …` / `Signal: …` when set, `Process Group PGID: …`): no exit line means it passed
+    (payloads/gemini/06 and 10)."""
+    if "Output:" not in text and "Process Group PGID:" not in text:
+        return None, ""
+    failed = [m for m in _GEMINI_FIELD.finditer(text) if m.group(2) not in ("", "(none)")]
+    if failed:
+        return False, error_line(text)
+    return True, ""
+
+
+def text_outcome(text: str) -> tuple[bool, str]:
+    """A shell reply with no exit status at all (Codex's `PostToolUse` is the command's plain
+    output, payloads/codex/04 and 06): failed when a line reads like an error."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if any(_ERROR_HINT.search(ln) and not _NOT_ERROR.search(ln) for ln in lines):
+        return False, error_line(text)
+    return True, ""
+
+
 # --------------------------------------------------------------------------- parsing
 
 
@@ -345,7 +369,8 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
         if get(data, "file_path") and ev.event in ("after-file-edit", "after-tab-file-edit"):
             kind = "edit-event"
         elif get(data, "command") is not None:
-            kind, tool_input = "shell", data
+            # Cursor's afterShellExecution: command, output and exit code at the top level
+            kind, tool_input, response = "shell", data, data
     if kind == "edit-event":
         edits = data.get("edits") if isinstance(data.get("edits"), list) else []
         created = bool(edits) and all(
@@ -373,9 +398,14 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
     elif kind == "shell":
         ev.command = " ".join(command_text(tool_input).split())[:MAX_COMMAND_CHARS]
         ev.ok, ev.error = shell_outcome(response, failed)
-        if ev.ok is None and not failed and _norm_tool(name) == "bash" and (
-                ev.host == "claude-code" and ev.event == "post-tool-use"):
-            ev.ok = True  # Claude Code reports failed Bash calls as PostToolUseFailure
+        if ev.ok is None and not failed:
+            if _norm_tool(name) == "bash" and (ev.host == "claude-code"
+                                               and ev.event == "post-tool-use"):
+                ev.ok = True  # Claude Code reports failed Bash calls as PostToolUseFailure
+            elif ev.host == "gemini":
+                ev.ok, ev.error = gemini_shell_outcome(text_of(response))
+            elif ev.host in ("codex", "cursor") and isinstance(response, str | dict):
+                ev.ok, ev.error = text_outcome(text_of(response))
         ev.kind = SHELL if ev.command else TOOL
         # Codex reports some edits as shell calls of apply_patch
         patch = parse_patch(_patch_text(tool_input))

@@ -136,7 +136,13 @@ def _prune_seen(vault_dir: str, older_than_s: float = 86_400.0) -> None:
 # --------------------------------------------------------------------------- light events
 
 
-def _journal_event(ev: c.HookEvent, vault_dir: str) -> int:
+def _journal_event(ev: c.HookEvent, vault_dir: str, raw: bytes) -> int:
+    """Journal one payload. Each record carries `u`, the payload's digest and its place in
+    it, so the same payload delivered twice (VS Code runs `.github/hooks/*.json` and
+    `.claude/settings.json` for one tool call) is folded once."""
+    import hashlib
+
+    digest = hashlib.sha1(raw).hexdigest()[:16]
     base = {"t": round(time.time(), 3), "h": ev.host, "s": ev.session_id}
     records: list[dict[str, Any]] = []
     for change in ev.files:
@@ -156,7 +162,8 @@ def _journal_event(ev: c.HookEvent, vault_dir: str) -> int:
         if ev.command and ev.ok is not None:
             records.append({**base, "k": "cmd", "x": redact(ev.command), "ok": ev.ok,
                             "e": redact(ev.error)})
-    for record in records:
+    for index, record in enumerate(records):
+        record["u"] = f"{digest}:{index}"
         if not journal.append(vault_dir, record):
             journal.log(vault_dir, f"{ev.host} {ev.event}: could not journal {record['k']}")
     return len(records)
@@ -220,6 +227,8 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         if not note_id:
             return None
         _snapshot(project, note_id, vault_dir)
+        if getattr(host_module(ev.host), "NO_SESSION_END", False):
+            _close_abandoned(project, ev.host, note_id)
         compacted = ev.source == "compact"
         if compacted:
             _capture(project, ev, note_id, vault_dir, env)
@@ -288,6 +297,19 @@ def _capture(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
                                f"{type(exc).__name__}: {exc}")
 
 
+def _close_abandoned(project: Any, host: str, keep: str) -> None:
+    """A host without a session end (VS Code): its earlier open sessions end when the next
+    one starts, closed with the git facts of this moment (`git_sha_end`, the diff stat)."""
+    from ocm.vault.errors import Conflict
+
+    stale = [str(data.get("id") or path.stem) for path, data in project.vault.session_headers()
+             if data.get("tool") == host and (data.get("status") or "open") == "open"]
+    for note_id in stale:
+        if note_id != keep:
+            with contextlib.suppress(Conflict):
+                project.vault.close_session(note_id, "closed")
+
+
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
                     env: dict[str, str], cap: int) -> str | None:
     limit = _int_option(opts, env, "prompt-recall", "OCM_PROMPT_RECALL", 0)
@@ -339,7 +361,7 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
             return _output(host, table_host, kind, None)
         cap = getattr(host_module(host), "CAP", 10_000)
         if ev.kind in c.FREQUENT:
-            _journal_event(ev, vault_dir)
+            _journal_event(ev, vault_dir, raw)
             context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (
                 ev.kind == c.PROMPT) else None
             return _output(host, table_host, kind, context)
@@ -349,6 +371,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         if kind == c.STOP and not journal.pending(vault_dir) and not transcript.has_news(
                 ev, vault_dir, env):
             return _output(host, table_host, kind, None)  # nothing to fold: no imports at all
+        real = getattr(host_module(host), "compaction_is_real", None)
+        if kind == c.COMPACT and real is not None and not real(data, env):
+            return _output(host, table_host, kind, None)  # Gemini: before every model call
         key = ev.dedupe_key()
         if kind == c.STOP:  # one per turn: a turn's end is told apart by what it appended
             key += f"|{transcript.size(ev.transcript_path)}|{ev.last_message[:500]}"

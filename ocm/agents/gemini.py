@@ -39,6 +39,50 @@ HOOKS = [
 _OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "BeforeAgent"}
 
 
+# Gemini compresses on its own only when the prompt nears its threshold (half the model's
+# window by default, which is 1M tokens). It fires `PreCompress` with `trigger: auto`
+# before every model call regardless (payloads/gemini/03, 05, ... with 10-token prompts), so
+# an automatic one counts only when the transcript's last prompt was at least this big.
+AUTO_COMPRESS_MIN_TOKENS = 100_000
+_TAIL_BYTES = 262_144
+
+
+def _last_prompt_tokens(transcript: str) -> int | None:
+    """`tokens.input` of the newest model turn in a Gemini session transcript (JSONL)."""
+    import os
+
+    try:
+        with open(transcript, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - _TAIL_BYTES))
+            tail = handle.read().decode("utf-8", "replace")
+    except (OSError, TypeError, ValueError):
+        return None
+    for line in reversed(tail.splitlines()):
+        if '"tokens"' not in line:
+            continue
+        try:
+            tokens = json.loads(line).get("tokens")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+            return tokens["input"]
+    return None
+
+
+def compaction_is_real(data: dict[str, Any], env: dict[str, str]) -> bool:
+    """`/compress` (`trigger: manual`) always; `auto` only with a prompt that big."""
+    if str(data.get("trigger") or "").lower() == "manual":
+        return True
+    try:
+        floor = int(env.get("OCM_GEMINI_COMPRESS_TOKENS") or AUTO_COMPRESS_MIN_TOKENS)
+    except ValueError:
+        floor = AUTO_COMPRESS_MIN_TOKENS
+    tokens = _last_prompt_tokens(str(data.get("transcript_path") or ""))
+    return tokens is not None and tokens >= floor
+
+
 def output(kind: str, context: str | None) -> str:
     """Always exactly one JSON object (Gemini parses stdout as JSON)."""
     if context and kind in _OUTPUT_EVENT:

@@ -346,8 +346,14 @@ def _apply_session(vault: Vault, host: str, sid: str,
     failed_items: list[str] = []
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
+    seen: set[str] = set()
     for rec in recs:
         kind = rec.get("k")
+        once = rec.get("u")
+        if isinstance(once, str):
+            if once in seen:
+                continue  # the same hook payload delivered twice
+            seen.add(once)
         if kind == "file" and rec.get("_rel"):
             rel = rec["_rel"]
             change = str(rec.get("c") or "modified")

@@ -49,7 +49,7 @@ AGENT_FILES = [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".cursor/mcp.j
                ".cursor/hooks.json", ".cursor/rules/ocm.mdc", ".codex/config.toml",
                ".codex/hooks.json", "AGENTS.md", ".gemini/settings.json", "GEMINI.md",
                ".vscode/mcp.json", ".github/hooks/ocm.json", "opencode.json",
-               ".opencode/plugins/ocm.js"]
+               ".opencode/plugins/ocm.js", ".windsurf/hooks.json", ".windsurf/rules/ocm.md"]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -91,7 +91,8 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
-                                                      "gemini", "vscode", "opencode"}
+                                                      "gemini", "vscode", "opencode",
+                                                      "windsurf"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
     hook_exe = str(Path(sys.executable).parent / "ocm-hook")

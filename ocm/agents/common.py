@@ -16,12 +16,13 @@ TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
     from typing import Any
 
-HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode")
+HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf")
 HOST_ALIASES = {
     "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
     "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
     "vscode": "vscode", "vs-code": "vscode", "copilot": "vscode", "code": "vscode",
-    "opencode": "opencode", "open-code": "opencode",
+    "opencode": "opencode", "open-code": "opencode", "windsurf": "windsurf",
+    "cascade": "windsurf",
 }
 
 # Canonical kinds of event, whatever the host calls them.
@@ -136,6 +137,8 @@ def detect_host(invoked: str | None, data: dict[str, Any], env: dict[str, str]) 
         return "cursor"
     if ("hookEventName" in data or "sessionId" in data) and "session_id" not in data:
         return "vscode"
+    if "agent_action_name" in data or "trajectory_id" in data:
+        return "windsurf"
     if invoked:
         return invoked
     if env.get("CURSOR_VERSION"):
@@ -245,7 +248,7 @@ def _patch_text(tool_input: Any) -> str:
 
 
 def command_text(tool_input: Any) -> str:
-    value = get(tool_input, "command", "cmd", "commandLine", "script") if isinstance(
+    value = get(tool_input, "command", "cmd", "command_line", "script") if isinstance(
         tool_input, dict) else tool_input
     if isinstance(value, list):
         parts = [str(x) for x in value]

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
-           "gemini": "gemini", "vscode": "vscode", "opencode": "opencode"}
+           "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
+           "windsurf": "windsurf"}
 MAX_PAYLOAD_BYTES = 8_000_000
 DEDUPE_WINDOW_S = 30.0
 _SEEN = "seen"
@@ -339,6 +340,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         host_arg, event_arg, opts, argv_problem = _parse_argv(argv)
         data, problem = _decode(raw)
         problem = argv_problem or problem
+        normalise = getattr(host_module(host_arg), "normalise", None) if host_arg else None
+        if normalise is not None:
+            data = normalise(data)  # Windsurf's envelope
         event = c.kebab(event_arg or str(c.get(data, "hook_event_name") or ""))
         host = c.detect_host(host_arg, data, env)
         table_host = host_arg or host

@@ -267,3 +267,42 @@ def test_superseded_goes_last_when_its_replacements_replacement_is_listed() -> N
     lone = hit("lone-old", "superseded", 7.0, superseded_by="not-found")
     order = [h.id for h in engine._replacements_first([old, other, lone, newest])]
     assert order == ["session-setup", "lone-old", "pgbouncer", "pool-20"]
+
+
+@pytest.fixture
+def code_notes(project: Project) -> Project:
+    for n, name in enumerate(("utils", "models", "views", "tasks", "serializers", "admin")):
+        project.remember(f"Helpers for {name} live in app/{name}.py, version {n + 1}",
+                         "context", created=NOW - timedelta(days=n))
+    project.remember("Retries use exponential backoff with jitter", "decision",
+                     created=NOW - timedelta(days=9))
+    return project
+
+
+def test_notes_sharing_only_a_common_part_of_the_query_are_weak(code_notes: Project) -> None:
+    # `backoff.py` shares only `py` with six notes, `Q1 migration` only `1`: not results.
+    assert [h.title for h in search(code_notes, "backoff.py")] == [
+        "Retries use exponential backoff with jitter"]
+    assert search(code_notes, "Q1 migration") == []
+    assert search(code_notes, "quantum.py") == []
+    # The word itself still finds its note; so does one word of two when it is the rare one.
+    assert [h.title for h in search(code_notes, "backoff")] == [
+        "Retries use exponential backoff with jitter"]
+    assert len(search(code_notes, "jitter quantum")) == 1
+
+
+@pytest.mark.parametrize("query", ["the and of a", "how do I", "of", "?!"])
+def test_queries_without_a_searchable_word_return_nothing(code_notes: Project,
+                                                         query: str) -> None:
+    assert search(code_notes, query) == []
+
+
+def test_an_empty_query_lists_newest_first_as_documented(code_notes: Project) -> None:
+    hits = search(code_notes, "", limit=3)
+    assert [h.title for h in hits][0].endswith("version 1")
+    assert [h.rank for h in hits] == [1, 2, 3]
+
+
+def test_explain_reports_the_coverage_of_the_query(code_notes: Project) -> None:
+    hit = search(code_notes, "exponential backoff", explain=True)[0]
+    assert hit.explain["coverage"] == 1.0

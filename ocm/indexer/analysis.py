@@ -355,3 +355,10 @@ def code_analyzer() -> CodeAnalyzer:
 def tokens(text: str) -> list[str]:
     """Token texts produced by :func:`code_analyzer` for ``text``, in order."""
     return code_analyzer().index_terms(text)
+
+
+def word_terms(text: str) -> list[tuple[str, ...]]:
+    """The index terms of each word of ``text`` (a word and its parts: ``backoff.py`` ->
+    ``backoff.py``, ``backoff``, ``py``), one tuple per word that has any."""
+    analyzer = code_analyzer()
+    return [found for raw in _TOKENS.findall(text) if (found := tuple(analyzer.index_terms(raw)))]

@@ -52,6 +52,9 @@ class Hit:
     # The note's stored chunks and where they came from (not part of the result).
     chunks: list = field(default_factory=list, repr=False)
     relpath: str = field(default="", repr=False)
+    # Share of the query's idf-weighted terms the note holds (ocm/indexer/relevance.py);
+    # None when not measured (listings, pasted paragraphs).
+    coverage: float | None = None
 
     @property
     def top_files(self) -> list[str]:

@@ -15,11 +15,12 @@ from whoosh import query as Q
 
 from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATUSES
 
-from .analysis import tokens
+from .analysis import tokens, word_terms
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
 from .query import MAX_FILTER_QUERY_WORDS
+from .relevance import coverage, is_phrase, relevant
 from .schema import FIELD_BOOSTS
 
 # Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
@@ -115,7 +116,7 @@ def meta_only(text: str) -> tuple[bool, str | None]:
     """(True, implied kind) when the text names no content, only what to list."""
     words = [w.strip("?!.,;:'\"").lower() for w in text.split()]
     words = [w for w in words if w]
-    if any(w not in _META_WORDS for w in words):
+    if not words or any(w not in _META_WORDS for w in words):
         return False, None
     # "my last session", "what did I do": a listing of sessions (work), not of memories.
     return True, "session" if (_SESSION_WORDS | _ACTIVITY_WORDS) & set(words) else None
@@ -194,6 +195,8 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     query, terms = text_query(text, paths)
     filter_q, mask = _filter_query(filters)
     if query is None:
+        if text.strip():
+            return []  # words, but none searchable ("the and of a", "how do I")
         results = index.searcher().search(filter_q or Q.Every(), mask=mask, limit=None,
                                           sortedby="date", reverse=True)
         hits = [_hit(index, r.fields(), 0.0) for r in results]
@@ -201,6 +204,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         searcher = index.searcher()
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
         hits = [_hit(index, r.fields(), r.score) for r in results]
+        numbers = [r.docnum for r in results]
         if explain:
             for hit, result in zip(hits, results, strict=False):
                 hit.explain = _explain(searcher, terms, paths, result["path"])
@@ -209,6 +213,15 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         scorer = index.scorer()
         best = scorer.top(term_clauses(terms), limit, allow=filter_q, mask=mask)
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
+        numbers = [doc for doc, _ in best]
+    if terms and is_phrase(text):
+        shares = coverage(index.scorer(), word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
+        for hit, number in zip(hits, numbers, strict=True):
+            if any(_matches_file(hit, fragment) for fragment in paths):
+                continue  # it touched the file the query names: relevant as it is
+            hit.coverage = shares[number]
+            if hit.explain is not None:
+                hit.explain["coverage"] = round(shares[number], 4)
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
     return hits
@@ -359,6 +372,10 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         return []
     cutoff = RELATIVE_THRESHOLD * hits[0].score
     hits = [h for h in hits if h.score >= cutoff]
+    # The replacement of a relevant superseded record is what is true now: it stays even
+    # when it is worded differently from the query.
+    successors = {h.superseded_by for h in hits if h.status == "superseded" and relevant(h)}
+    hits = [h for h in hits if relevant(h) or h.id in successors]
     for hit in hits:
         if hit.explain is not None:
             hit.explain["threshold"] = round(cutoff, 4)

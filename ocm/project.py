@@ -571,6 +571,12 @@ class Project:
             hits = [hit for found in per_vault for hit in found]
         if not ranked:
             hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
+        if ranked:
+            from ocm.indexer.embed import failure_notice
+
+            notice = failure_notice()
+            if notice:
+                self.notices.append(notice)
         listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
         ranked_hits = engine.rank(hits, when, listed, ranked=ranked,
                                   priors=engine.intent_priors(req.query or ""),
@@ -776,6 +782,15 @@ class Project:
                 for hit in _one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
         self._mark_stale(hits, vaults)
         return hits
+
+    def semantic_status(self) -> dict[str, Any]:
+        """Whether search fuses meaning with words: on, off (OCM_SEMANTIC) or failed."""
+        from ocm.indexer.embed import MODEL, embedder, enabled
+
+        model, why = embedder()
+        return {"enabled": enabled(), "available": model is not None,
+                "model": f"wordllama {MODEL}" if model is not None else None,
+                "detail": why}
 
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

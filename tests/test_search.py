@@ -272,7 +272,7 @@ def test_superseded_goes_last_when_its_replacements_replacement_is_listed() -> N
 @pytest.fixture
 def code_notes(project: Project) -> Project:
     for n, name in enumerate(("utils", "models", "views", "tasks", "serializers", "admin")):
-        project.remember(f"Helpers for {name} live in app/{name}.py, version {n + 1}",
+        project.remember(f"Helpers for {name} live in app/{name}.py, step 1 of {n + 2}",
                          "context", created=NOW - timedelta(days=n))
     project.remember("Retries use exponential backoff with jitter", "decision",
                      created=NOW - timedelta(days=9))
@@ -299,7 +299,7 @@ def test_queries_without_a_searchable_word_return_nothing(code_notes: Project,
 
 def test_an_empty_query_lists_newest_first_as_documented(code_notes: Project) -> None:
     hits = search(code_notes, "", limit=3)
-    assert [h.title for h in hits][0].endswith("version 1")
+    assert [h.title for h in hits][0].endswith("step 1 of 2")
     assert [h.rank for h in hits] == [1, 2, 3]
 
 

@@ -55,6 +55,8 @@ class Hit:
     # Share of the query's idf-weighted terms the note holds (ocm/indexer/relevance.py);
     # None when not measured (listings, pasted paragraphs).
     coverage: float | None = None
+    # Cosine similarity of the note's and the query's embeddings (None without them).
+    similarity: float | None = None
 
     @property
     def top_files(self) -> list[str]:

@@ -48,6 +48,8 @@ WATCH_AFTER_SCANS = 2
 BUILD_POOL_MB = 512
 
 Progress = Callable[[int, int], None]
+# What a note's embedding is made of: its words, not its paths or tags.
+EMBEDDED_FIELDS = ("goal", "decisions", "todos", "work_summary", "content", "body")
 
 
 @dataclass
@@ -90,6 +92,8 @@ class NoteIndex:
         self._folders: list[str] | None = None
         self._last_scan: dict[str, list[int]] | None = None
         self._verified: tuple[dict, dict] | None = None
+        self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
+        self._numbers: tuple[object, dict[str, int | None]] = (None, {})
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -419,6 +423,37 @@ class NoteIndex:
             # EmptyReader's -1 and reopens on every call.
             self._searcher = self._refreshed(ix)
         return self._searcher
+
+    def vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
+        """The notes' embeddings, brought up to date with the manifest (what `sync` just
+        indexed); None when semantic search is off or its model cannot load."""
+        from .embed import embedder
+        from .vectors import VectorStore
+
+        model, _ = embedder()
+        if model is None:
+            return None
+        if self._vectors is None:
+            self._vectors = VectorStore(self.dir)
+        manifest = self._load_manifest() or {}
+        self._vectors.sync(manifest.get("notes", {}), self._embed_text, model)
+        return self._vectors
+
+    def document_number(self, rel: str) -> int | None:
+        """The current searcher's doc number of a note, remembered while it stays current."""
+        searcher = self.searcher()
+        if self._numbers[0] is not searcher:
+            self._numbers = (searcher, {})
+        numbers = self._numbers[1]
+        if rel not in numbers:
+            numbers[rel] = searcher.document_number(path=rel)
+        return numbers[rel]
+
+    def _embed_text(self, rel: str) -> str | None:
+        fields, _ = self._fields(rel)
+        if fields is None:
+            return None
+        return "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))
 
     def scorer(self):  # -> ocm.indexer.postings.PostingScorer
         """The term-at-a-time scorer of the current searcher; what it decoded from a

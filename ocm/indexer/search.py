@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable
@@ -214,6 +215,8 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         best = scorer.top(term_clauses(terms), limit, allow=filter_q, mask=mask)
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
         numbers = [doc for doc, _ in best]
+    if terms and not explain:
+        hits, numbers = _fuse(index, text, hits, numbers, filter_q, mask)
     if terms and is_phrase(text):
         shares = coverage(index.scorer(), word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
         for hit, number in zip(hits, numbers, strict=True):
@@ -282,6 +285,54 @@ def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int)
     for position, hit in enumerate(found, 1):
         hit.rank = position
     return found
+
+
+# -- meaning: BM25F fused with the cosine similarity of static embeddings -------------------
+# fused = (1 - SEMANTIC_WEIGHT) * bm25 + SEMANTIC_WEIGHT * cosine, each min-max normalised
+# over this query's candidates: BM25F's best CANDIDATES and the embeddings' best
+# VECTOR_CANDIDATES.
+SEMANTIC_WEIGHT = 0.3
+VECTOR_CANDIDATES = 20
+FUSED_SCALE = 100.0  # fused scores on BM25F's usual range, for display and --explain
+
+
+def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
+          allow: Q.Query | None, mask: Q.Query | None) -> tuple[list[Hit], list[int]]:
+    """Add the notes closest in meaning to the candidates and re-score every candidate
+    with the fused score. Without embeddings (turned off, or the model did not load) the
+    BM25F hits come back as they were."""
+    from .embed import embedder
+
+    store = index.vectors()
+    model, _ = embedder()
+    if store is None or model is None or not store.paths:
+        return hits, numbers
+    sims = store.similarities(model.embed([text])[0])
+    scorer = index.scorer()
+    keep = scorer.doc_set(allow) if allow is not None else None
+    hide = scorer.doc_set(mask) if mask is not None else frozenset()
+    hits, numbers = list(hits), list(numbers)
+    rels = [str(scorer.stored_fields(number)["path"]) for number in numbers]
+    known = set(rels)
+    for rel in heapq.nlargest(VECTOR_CANDIDATES, sims, key=sims.__getitem__):
+        if rel in known:
+            continue
+        number = index.document_number(rel)
+        if number is None or number in hide or (keep is not None and number not in keep):
+            continue
+        hits.append(_hit(index, scorer.stored_fields(number), 0.0))
+        numbers.append(number)
+        rels.append(rel)
+    bm25 = [hit.score for hit in hits]
+    cos = [sims.get(rel, 0.0) for rel in rels]
+    low_b, high_b = min(bm25), max(bm25)
+    low_c, high_c = min(cos), max(cos)
+    for hit, b, c in zip(hits, bm25, cos, strict=True):
+        b_norm = (b - low_b) / (high_b - low_b) if high_b > low_b else float(b > 0)
+        c_norm = (c - low_c) / (high_c - low_c) if high_c > low_c else 1.0
+        hit.similarity = c
+        hit.score = FUSED_SCALE * ((1 - SEMANTIC_WEIGHT) * b_norm + SEMANTIC_WEIGHT * c_norm)
+    return hits, numbers
 
 
 def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str) -> dict:

@@ -1,0 +1,108 @@
+"""One embedding per note, derived like the rest of `.index/`: keyed by the note's path and
+its `(mtime_ns, size)` signature, computed again when the note changes, dropped when it is
+deleted, and rebuilt from the notes whenever the files are missing or unreadable.
+
+Files: `vectors.npy` (float16 rows) and `vectors.json` (model, paths, signatures), each
+replaced atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ocm.vault.atomic import atomic_write_text
+
+from .embed import DIM, MODEL, Embedder
+
+VECTORS = "vectors.npy"
+KEYS = "vectors.json"
+BATCH = 256
+
+
+class VectorStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.paths: list[str] = []
+        self.sigs: list[list[int]] = []
+        self.matrix: Any = None  # numpy float32 (len(paths), DIM), rows of unit length
+        self._row: dict[str, int] = {}
+        self._loaded_key: tuple | None = None
+        self._synced: object = None
+
+    def _file_key(self) -> tuple | None:
+        try:
+            a, b = os.stat(self.folder / VECTORS), os.stat(self.folder / KEYS)
+        except OSError:
+            return None
+        return (a.st_ino, a.st_mtime_ns, a.st_size, b.st_ino, b.st_mtime_ns, b.st_size)
+
+    def _load(self) -> None:
+        import numpy as np
+
+        key = self._file_key()
+        if key is not None and key == self._loaded_key:
+            return
+        self.paths, self.sigs, self.matrix = [], [], np.zeros((0, DIM), dtype=np.float32)
+        self._loaded_key = None
+        if key is not None:
+            try:
+                meta = json.loads((self.folder / KEYS).read_text(encoding="utf-8"))
+                matrix = np.load(self.folder / VECTORS, allow_pickle=False)
+                if (meta.get("model") == MODEL and matrix.shape == (len(meta["paths"]), DIM)
+                        and len(meta["sigs"]) == len(meta["paths"])):
+                    self.paths, self.sigs = list(meta["paths"]), list(meta["sigs"])
+                    self.matrix = matrix.astype(np.float32)
+                    self._loaded_key = key
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # unreadable: every note is embedded again below
+        self._row = {p: i for i, p in enumerate(self.paths)}
+
+    def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], str | None],
+             embedder: Embedder) -> None:
+        """Bring the vectors in line with `notes` (relpath -> signature, the index's
+        manifest): embed what is new or changed, drop what is gone."""
+        if self._synced is notes and self._file_key() == self._loaded_key:
+            return
+        import numpy as np
+
+        self._load()
+        keep = [i for i, p in enumerate(self.paths) if notes.get(p) == self.sigs[i]]
+        have = {self.paths[i] for i in keep}
+        todo = [rel for rel in notes if rel not in have]
+        if todo or len(keep) != len(self.paths):
+            texts: list[str] = []
+            added: list[str] = []
+            for rel in todo:
+                text = text_of(rel)
+                if text is not None:
+                    added.append(rel)
+                    texts.append(text)
+            fresh = [embedder.embed(texts[i:i + BATCH]) for i in range(0, len(texts), BATCH)]
+            self.matrix = np.concatenate([self.matrix[keep], *fresh]).astype(np.float32)
+            self.sigs = [self.sigs[i] for i in keep] + [list(notes[r]) for r in added]
+            self.paths = [self.paths[i] for i in keep] + added
+            self._row = {p: i for i, p in enumerate(self.paths)}
+            self._save()
+        self._synced = notes
+
+    def _save(self) -> None:
+        import numpy as np
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        temp = self.folder / f".{VECTORS}.tmp"
+        with open(temp, "wb") as handle:
+            np.save(handle, self.matrix.astype(np.float16), allow_pickle=False)
+        os.replace(temp, self.folder / VECTORS)
+        atomic_write_text(self.folder / KEYS, json.dumps(
+            {"model": MODEL, "paths": self.paths, "sigs": self.sigs}), durable=False)
+        self._loaded_key = self._file_key()
+
+    def similarities(self, query: Any) -> dict[str, float]:
+        """relpath -> cosine similarity with a unit-length query vector."""
+        if self.matrix is None or not len(self.paths):
+            return {}
+        return dict(zip(self.paths, (self.matrix @ query).tolist(), strict=True))

@@ -175,13 +175,22 @@ class Project:
         return cls(root / vault_paths.VAULT_DIRNAME, root, strict=strict)
 
     # -- set-up -------------------------------------------------------------------
-    def init(self) -> dict[str, Any]:
+    def init(self, team: bool = False, share_sessions: bool = False,
+             ocm_command: str = "ocm") -> dict[str, Any]:
+        """Create the vault (git-ignored), register it; `team` (or a vault a teammate
+        committed) shares it through git instead (`ocm.vault.team`)."""
+        from ocm.vault import team as team_mode
+
         self.vault.ensure_layout()
         gitignore = self.root / ".gitignore"
         entry = f"{vault_paths.VAULT_DIRNAME}/"
         added_ignore = False
         inside_root = self.vault.root.parent == self.root
-        if inside_root:
+        shared = None
+        if team or team_mode.is_team(self.vault.root):
+            shared = self.team_on(share_sessions or team_mode.shares_sessions(
+                self.vault.root), ocm_command)
+        elif inside_root:
             existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
             if not any(line.strip() in (entry, entry.rstrip("/"), "/" + entry)
                        for line in existing.splitlines()):
@@ -195,7 +204,37 @@ class Project:
 
         return {"vault": str(self.vault.root), "project": self.vault.project,
                 "gitignore_updated": added_ignore, "registered": registered,
-                "obsidian_base": write_base(self.vault.root)}
+                "obsidian_base": write_base(self.vault.root), "team": shared}
+
+    def team_on(self, share_sessions: bool = False, ocm_command: str = "ocm") -> dict[str, Any]:
+        """Share the vault through the project's git repository (see `ocm.vault.team`)."""
+        from ocm.vault import team as team_mode
+
+        self.vault.ensure_layout()
+        return team_mode.enable(self.vault.root, self.root, ocm_command, share_sessions)
+
+    def team_off(self) -> dict[str, Any]:
+        from ocm.vault import team as team_mode
+
+        return team_mode.disable(self.vault.root, self.root)
+
+    def resolve_conflicts(self, paths: list[Path]) -> list[dict[str, Any]]:
+        """Merge notes git left with conflict markers (`ocm.vault.merge.resolve_file`):
+        the ones named, else every one in the vault."""
+        from ocm.vault.merge import conflicted_notes, resolve_file
+
+        base = self.vault.root.resolve()
+        targets = [Path(p).expanduser().resolve() for p in paths] or [
+            base / rel for rel in conflicted_notes(base, list(self.vault.note_paths()))]
+        for target in targets:
+            if not target.is_relative_to(base) or not target.is_file():
+                raise InvalidInput(f"{target} is not a note in the vault {base}")
+        rows = []
+        for target in targets:
+            result = resolve_file(target, self.root)
+            rows.append({"path": target.relative_to(base).as_posix(), "merged": result.clean,
+                         "problem": "; ".join(result.conflicts)})
+        return rows
 
     # -- vault routing ------------------------------------------------------------
     def require_vault(self) -> Vault:
@@ -276,6 +315,13 @@ class Project:
         report = index.sync()
         if report.notice:
             self.notices.append(report.notice)
+        if report.paths:  # a pull, a merge or an editor changed notes: one key, no cycles
+            from ocm.vault.invariants import restore
+
+            repairs = restore(vault, report.paths)
+            if repairs:
+                self.notices += repairs
+                index.sync()
         return index
 
     def sweep_temp_files(self) -> int:
@@ -795,6 +841,7 @@ class Project:
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         from ocm.vault.duplicates import duplicate_ids
+        from ocm.vault.merge import conflicted_notes
 
         swept = self.sweep_temp_files()
         if swept:
@@ -812,6 +859,7 @@ class Project:
             "initialised": self.vault.root.is_dir(), **counts,
             "broken_notes": dict(index.broken) if index else {},
             "duplicate_ids": duplicate_ids(self.vault),
+            "conflicted_notes": conflicted_notes(self.vault.root, list(self.vault.note_paths())),
             "index_bytes": size,
         }
 

@@ -129,6 +129,15 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
                             "run `ocm init` in the project root"))
         return checks
     checks.append(Check("vault", "ok", str(vault.root)))
+    from ocm.vault import team as team_mode
+
+    if team_mode.is_team(vault.root):
+        registered = team_mode.driver_registered(project.root)
+        checks.append(Check("team memory", "ok" if registered else "warn",
+                            "shared through git" + ("" if registered else
+                                                    "; the ocm-note merge driver is not "
+                                                    "registered in this clone"),
+                            "" if registered else "ocm init"))
     if journal.pending(vault.root):
         checks.append(Check("hook journal", "info", "hook records wait to be folded",
                             "any `ocm search` folds them"))
@@ -151,6 +160,9 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
         for rel, problem in broken.items():
             checks.append(Check(f"note {rel}", "fail", problem,
                                 "fix the frontmatter by hand (YAML between --- lines)"))
+        for rel in status.get("conflicted_notes") or []:
+            checks.append(Check(f"note {rel}", "fail", "git conflict markers (both sides are "
+                                "in the file)", f"ocm team resolve {vault.root.name}/{rel}"))
         for note_id, rels in (status.get("duplicate_ids") or {}).items():
             checks.append(Check(f"id {note_id}", "warn",
                                 f"held by {len(rels)} files; ocm reads {rels[0]} and "

@@ -89,14 +89,22 @@ def _reports_table(reports: list[Any], title: str, show_todo: bool, root: Path) 
 @click.option("--agents", help=_AGENTS_HELP)
 @click.option("--user", is_flag=True, help="Wire the hosts' user-level configs (all projects).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask (never asked without a terminal).")
-def init(vault: Path | None, as_json: bool, agents: str | None, user: bool, yes: bool) -> None:
-    """Create the project's vault, ignore it in git, register it, and wire agent hosts."""
+@click.option("--team", is_flag=True,
+              help="Share the vault with your team through git (see `ocm team on`).")
+@click.option("--sessions", is_flag=True, help="With --team: share session notes too.")
+def init(vault: Path | None, as_json: bool, agents: str | None, user: bool, yes: bool,
+         team: bool, sessions: bool) -> None:
+    """Create the project's vault, ignore it in git (or share it: --team), register it, and
+    wire agent hosts."""
     from ocm.agents import wiring
+    from ocm.agents.base import executables
     from ocm.project import Project
     from ocm.vault.paths import user_home
 
+    if sessions and not team:
+        raise OcmError("--sessions goes with --team (it shares session notes)")
     project = Project.open(vault=vault)
-    info = project.init()
+    info = project.init(team=team, share_sessions=sessions, ocm_command=executables()[1])
     ctx = wiring.context(project.root, user)
     hosts = _hosts(agents, ctx.home, yes, "Wire")
     reports = wiring.wire(hosts, ctx, wiring.manifest_path(project.vault.root, user_home(),
@@ -106,7 +114,9 @@ def init(vault: Path | None, as_json: bool, agents: str | None, user: bool, yes:
         return
     render.kv_table([
         ("project", info["project"]), ("vault", info["vault"]),
-        (".gitignore", "updated" if info["gitignore_updated"] else "already ignores the vault"),
+        (".gitignore", "shared with the team through git (ocm-note merge driver)"
+         if info["team"] else "updated" if info["gitignore_updated"]
+         else "already ignores the vault"),
         ("registry", "registered" if info["registered"] else "already registered"),
         ("obsidian", f"ocm.base {info['obsidian_base']} (open the vault folder in Obsidian)"),
     ], title="ocm init")

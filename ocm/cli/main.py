@@ -16,7 +16,7 @@ from ocm import __version__
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import MEMORY_TYPES
 
-from . import agents_cmds, memory_cmds, render
+from . import agents_cmds, memory_cmds, render, team_cmds
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -128,6 +128,7 @@ def cli() -> None:
 # `ocm init [--agents ...]`, `ocm uninstall`, `ocm doctor`, `ocm hook`: see agents_cmds.
 agents_cmds.register(cli)
 memory_cmds.register(cli)  # stale, projects, import, export (vault / json), supersede
+team_cmds.register(cli)  # team on|off|resolve, merge-note (git's merge driver)
 
 
 @cli.command()
@@ -141,7 +142,8 @@ def status(vault: Path | None, as_json: bool) -> None:
     if as_json:
         render.emit_json(info)
         return
-    rows = [(k, str(v)) for k, v in info.items() if k not in ("broken_notes", "duplicate_ids")]
+    lists = ("broken_notes", "duplicate_ids", "conflicted_notes")
+    rows = [(k, str(v)) for k, v in info.items() if k not in lists]
     rows.append(("broken notes", str(len(info["broken_notes"]))))
     rows.append(("duplicate ids", str(len(info["duplicate_ids"]))))
     render.kv_table(rows, title="ocm status")
@@ -150,6 +152,8 @@ def status(vault: Path | None, as_json: bool) -> None:
     for note_id, rels in info["duplicate_ids"].items():
         click.echo(f"  duplicate id {note_id}: reading {rels[0]}; ignoring "
                    f"{', '.join(rels[1:])} (delete it or give it its own id)")
+    for rel in info["conflicted_notes"]:
+        click.echo(f"  git conflict markers: {rel} (ocm team resolve {rel})")
 
 
 @cli.command("rebuild-index")

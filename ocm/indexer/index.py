@@ -60,6 +60,8 @@ class SyncReport:
     rebuilt: bool = False
     broken: dict[str, str] = field(default_factory=dict)
     notice: str | None = None
+    # Vault-relative paths of the notes that changed or went (what a read re-checks).
+    paths: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -269,6 +271,7 @@ class NoteIndex:
             changed, deleted = _diff(scan, known, broken)
         if changed or deleted:
             self._write(ix, scan, changed, deleted, known, broken, report, progress)
+        report.paths = changed + deleted
         self._save_manifest(known, broken)
         self.broken = {k: v[1] for k, v in broken.items()}
         report.broken = dict(self.broken)

@@ -71,3 +71,19 @@ def diff_since(root: Path, sha: str) -> tuple[DiffStat, dict[str, str]] | None:
     for path in fresh:
         changes.setdefault(path, "created")
     return DiffStat(len(paths), insertions, deletions, len(fresh)), changes
+
+
+def author(root: Path) -> str | None:
+    """Who is writing, as git would record it: `Name <email>` (git's own resolution of
+    user.name/user.email and the GIT_AUTHOR_* variables); None outside git or unset."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "var", "GIT_AUTHOR_IDENT"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    ident = out.stdout.strip()
+    if out.returncode != 0 or ">" not in ident:
+        return None
+    return ident[: ident.rindex(">") + 1]

@@ -41,7 +41,8 @@ RECALL_ORDER = ("identity", "principle", "preference", "lesson", "gotcha", "deci
                 "procedure", "context")
 FRONTMATTER_ORDER = [
     "id", "type", "title", "status", "scope", "key", "importance", "files", "tags", "session",
-    "origin_type", "created", "updated", "git_sha", "supersedes", "superseded_by", "resolution",
+    "author", "origin_type", "created", "updated", "git_sha", "supersedes", "superseded_by",
+    "resolution",
 ]
 DEFAULT_IMPORTANCE = 5
 CAPPED_ORIGINS = {"planning": 5, "investigation": 5}

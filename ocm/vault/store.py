@@ -47,6 +47,7 @@ from .sessions import (
     origin_type,
     validate_tool,
 )
+from .team import is_team
 from .transcripts import TRANSCRIPTS_DIR
 
 T = TypeVar("T")
@@ -311,7 +312,10 @@ class Vault:
         if agent_session_id is not None:
             agent_session_id = _clean(str(agent_session_id)).strip()[:200] or None
         started = started_at or now()
-        base = f"{started:%Y-%m-%d_%H-%M}_{tool}" + (f"_{slug}" if slug else "")
+        team = is_team(self.root)
+        # A shared vault: two machines in one minute must not pick one file name.
+        base = f"{started:%Y-%m-%d_%H-%M}_{tool}" + (f"_{random_suffix()}" if team else "") + (
+            f"_{slug}" if slug else "")
         self.ensure_layout()
         with locked(self.locks_dir, "sessions-create"):
             if agent_session_id:  # another process may have created it since we looked
@@ -332,7 +336,7 @@ class Vault:
                 "id": session_id, "agent_session_id": agent_session_id, "tool": tool,
                 "project": self.project, "started_at": started, "status": "open",
                 "trigger": trigger, "git_sha_start": gitinfo.head_sha(self.project_root),
-                "slug": slug,
+                "slug": slug, "author": gitinfo.author(self.project_root) if team else None,
             }
             for key in SESSION_KEYS:
                 if fields.get(key) is not None:
@@ -480,31 +484,11 @@ class Vault:
         return "memories"
 
     def active_with_key(self, key: str) -> tuple[Path, MemoryNote] | None:
-        needle = f"key: {key}"
-        found: list[tuple[Path, MemoryNote]] = []
-        for path in self.note_paths():
-            if self.kind_of(path) != "memory":
-                continue
-            try:
-                head = path.read_text(encoding="utf-8")[:4096]
-            except (OSError, UnicodeDecodeError):
-                continue
-            if "key:" not in head or (needle not in head and f'"{key}"' not in head):
-                continue
-            try:
-                note = MemoryNote(read_document(path))
-            except OcmError:
-                continue
-            if note.key == key and note.status == "active":
-                found.append((path, note))
-        # A supersede cut short (killed between writing the new record and marking the old
-        # one) left two active records: finish it, so a key never keeps a stale fact active.
-        replaced = {unlink(n.fm["supersedes"]): n.id for _, n in found if n.fm.get("supersedes")}
-        for path, note in found:
-            if note.id in replaced:
-                self._mark_superseded(path, replaced[note.id], "")
-        live = [(path, note) for path, note in found if note.id not in replaced]
-        return live[0] if live else None
+        """The active record of `key`; two of them (a supersede cut short, a git merge) are
+        settled into one first (`ocm.vault.invariants`)."""
+        from .invariants import active_with_key
+
+        return active_with_key(self, key)
 
     def remember(self, content: str, memory_type: str, *, title: str | None = None,
                  files: list[str] | None = None, tags: list[str] | None = None,
@@ -548,6 +532,8 @@ class Vault:
                 "updated": stamp, "git_sha": git_sha or gitinfo.head_sha(self.project_root)
                 if self.scope == "project" else git_sha,
                 "supersedes": link(previous[0].stem) if previous else None,
+                "author": gitinfo.author(self.project_root) if (
+                    self.scope == "project" and is_team(self.root)) else None,
             }
             path = self.memory_path(memory_type, memory_id)
             match = None

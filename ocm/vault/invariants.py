@@ -1,0 +1,214 @@
+"""What must hold in a vault whatever git did to it, restored on the next read.
+
+A merge or a pull can bring in states no single ocm process would write:
+
+* two active records holding one `key` (two people replaced the same fact): the older
+  (by `created`, then id) is superseded by the newer, resolution "merged", linked both
+  ways; with a shared predecessor the chain becomes old -> older -> newer;
+* a supersede cycle (each side retired the other): the newest record of the cycle is
+  active again, and the chain ends with it.
+
+Repairs are deterministic (they depend only on the notes, and stamp `updated` with the
+latest time already in them), so clones that repair the same merged state write the same
+bytes and git merges them without a conflict. Callers hold nothing: each repair takes the
+vault's memories lock and edits through `Vault._edit` (read-modify-write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .atomic import locked
+from .errors import NotFound, OcmError
+from .links import link
+from .markdown import Document
+from .memories import MemoryNote
+
+if TYPE_CHECKING:
+    from .store import Vault
+
+MEMORIES_LOCK = "memories"
+MERGED = "merged"
+MAX_CHAIN = 10_000
+
+Item = tuple[Path, MemoryNote]
+
+
+def _order(item: Item) -> tuple[datetime, str]:
+    return item[1].created or datetime.min, item[1].id
+
+
+def _latest(items: Iterable[Item]) -> datetime | None:
+    stamps = [note.updated for _, note in items if note.updated is not None]
+    return max(stamps) if stamps else None
+
+
+def _names(item: Item) -> set[str]:
+    return {item[1].id, item[0].stem}
+
+
+def active_with_keys(vault: Vault, keys: set[str]) -> dict[str, list[Item]]:
+    """key -> every active record holding it (a cheap look at each file's head first)."""
+    out: dict[str, list[Item]] = {}
+    if not keys:
+        return out
+    needles = [(key, f"key: {key}", f'"{key}"') for key in keys]
+    for path in vault.note_paths():
+        if vault.kind_of(path) != "memory":
+            continue
+        try:
+            head = path.read_text(encoding="utf-8")[:4096]
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "key:" not in head or not any(a in head or b in head for _, a, b in needles):
+            continue
+        from .store import read_document
+
+        try:
+            note = MemoryNote(read_document(path))
+        except OcmError:
+            continue
+        if note.key in keys and note.status == "active":
+            out.setdefault(note.key, []).append((path, note))
+    return out
+
+
+def settle_key(vault: Vault, found: list[Item]) -> Item:
+    """Several active records for one key: each older one is superseded by the next newer
+    one. Returns the record that stays active. The caller holds the memories lock."""
+    found = sorted(found, key=_order)
+    stamp = _latest(found)
+    for older, newer in zip(found, found[1:], strict=False):
+        _retire(vault, older, newer, stamp)
+    return found[-1]
+
+
+def _retire(vault: Vault, older: Item, newer: Item, stamp: datetime | None) -> None:
+    (old_path, old), (new_path, new) = older, newer
+    completing = new.supersedes in _names(older)  # a supersede cut short, not a merge
+
+    def mark(doc: Document) -> None:
+        memo = MemoryNote(doc)
+        memo.set("status", "superseded")
+        memo.set("superseded_by", link(new_path.stem))
+        if not completing:
+            memo.set("resolution", MERGED)
+        if stamp is not None:
+            memo.set("updated", stamp)
+
+    vault._edit(old_path, f"note-{old_path.stem}", mark)
+    if completing:
+        return
+    shared = new.supersedes and new.supersedes == old.supersedes
+    if new.supersedes and not shared:
+        return  # the newer one already replaces another record: that link stays
+    vault._edit(new_path, f"note-{new_path.stem}",
+                lambda doc: MemoryNote(doc).set("supersedes", link(old_path.stem)))
+    if shared:  # both replaced the same record: it is now replaced by the older of them
+        try:
+            first_path, first = vault.read_memory(new.supersedes)
+        except (NotFound, OcmError):
+            return
+        if first.superseded_by in _names(newer):
+            vault._edit(first_path, f"note-{first_path.stem}", lambda doc: MemoryNote(
+                doc).set("superseded_by", link(old_path.stem)))
+
+
+def _cycle(vault: Vault, start: Item) -> list[Item]:
+    """The supersede cycle `start` leads into, or []."""
+    chain = [start]
+    seen = {start[1].id: 0, start[0].stem: 0}
+    while len(chain) < MAX_CHAIN:
+        nxt = chain[-1][1].superseded_by
+        if not nxt:
+            return []
+        if nxt in seen:
+            return chain[seen[nxt]:]
+        try:
+            item = vault.read_memory(nxt)
+        except (NotFound, OcmError):
+            return []
+        for name in _names(item):
+            seen[name] = len(chain)
+        chain.append(item)
+    return []
+
+
+def _break_cycle(vault: Vault, cycle: list[Item]) -> MemoryNote:
+    newest = max(cycle, key=_order)
+    at = cycle.index(newest)
+    before, after = cycle[at - 1], cycle[(at + 1) % len(cycle)]
+    stamp = _latest(cycle)
+
+    def revive(doc: Document) -> None:
+        memo = MemoryNote(doc)
+        memo.set("status", "active")
+        memo.set("superseded_by", None)
+        memo.set("resolution", None)
+        memo.set("supersedes", link(before[0].stem) if before is not newest else None)
+        if stamp is not None:
+            memo.set("updated", stamp)
+
+    vault._edit(newest[0], f"note-{newest[0].stem}", revive)
+    if after is not newest and after[1].supersedes in _names(newest):
+        vault._edit(after[0], f"note-{after[0].stem}",
+                    lambda doc: MemoryNote(doc).set("supersedes", None))
+    return newest[1]
+
+
+def restore(vault: Vault, changed: Iterable[str]) -> list[str]:
+    """Check the memories a sync saw change (vault-relative paths) and repair what a merge
+    broke; returns one line per repair (nothing when all holds)."""
+    from .store import read_document
+
+    items: list[Item] = []
+    for rel in changed:
+        if not rel.startswith("memories/"):
+            continue
+        path = vault.root / rel
+        try:
+            items.append((path, MemoryNote(read_document(path))))
+        except (OcmError, OSError):
+            continue
+    keys = {note.key for _, note in items if note.key and note.status == "active"}
+    linked = [item for item in items if item[1].superseded_by]
+    if not keys and not linked:
+        return []
+    notices: list[str] = []
+    with locked(vault.locks_dir, MEMORIES_LOCK):
+        done: set[str] = set()
+        for item in linked:
+            if item[1].id in done:
+                continue
+            try:
+                fresh = vault.read_memory(item[1].id)
+            except (NotFound, OcmError):
+                continue
+            cycle = _cycle(vault, fresh)
+            done |= {n.id for _, n in cycle}
+            if cycle:
+                revived = _break_cycle(vault, cycle)
+                notices.append(f"ocm: supersede cycle {' -> '.join(n.id for _, n in cycle)} "
+                               f"broken: {revived.id} is active again")
+                if revived.key:
+                    keys.add(revived.key)
+        for key, found in sorted(active_with_keys(vault, keys).items()):
+            if len(found) > 1:
+                kept = settle_key(vault, found)
+                retired = [n.id for _, n in sorted(found, key=_order)[:-1]]
+                notices.append(f"ocm: key {key!r} had {len(found)} active memories after a "
+                               f"merge: {', '.join(retired)} superseded by the newer, "
+                               f"{kept[1].id} stays")
+    return notices
+
+
+def active_with_key(vault: Vault, key: str) -> Item | None:
+    """The one active record of `key`, settling several into one first."""
+    found = active_with_keys(vault, {key}).get(key, [])
+    if len(found) > 1:
+        return settle_key(vault, found)
+    return found[0] if found else None
+

@@ -552,9 +552,10 @@ class Project:
 
     def list_memories(self, types: tuple[str, ...] = (), status: str | None = "active",
                       limit: int = 50, scope: str = "project", tag: str | None = None,
-                      file: str | None = None) -> list[Hit]:
+                      file: str | None = None, author: str | None = None) -> list[Hit]:
         req = SearchRequest(kind="memory", types=tuple(canonical_type(t) for t in types),
                             status=status, limit=limit, scope=scope, tag=tag, file=file,
+                            author=author,
                             include_resolved=status is None)
         return self.search(req)
 
@@ -590,7 +591,8 @@ class Project:
             status=req.status, tool=tool or parsed.tool,
             since=req.since or (None if soft_window else parsed.since),
             until=req.until or (None if soft_window else parsed.until), file=req.file,
-            tag=req.tag, include_resolved=req.include_resolved)
+            tag=req.tag, include_resolved=req.include_resolved,
+            author=req.author)
         self.applied_filters = _described(filters, parsed, soft_window)
         per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)

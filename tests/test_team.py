@@ -316,3 +316,17 @@ def test_names_never_collide_and_provenance_is_recorded(team) -> None:
         "Ann <ann@example.com>", "Bob <bob@example.com>"]
     project = Project.open(cwd=bob)
     assert project.vault.root.parent == bob
+
+
+def test_author_filters_memories_and_search(team) -> None:
+    _, ann, bob = team
+    ocm(ann, "remember", "Stripe retries webhooks for three days", "--type", "gotcha")
+    ocm(bob, "remember", "Stripe signs the raw body", "--type", "gotcha")
+    sync(ann)
+    sync(bob)
+    listed = ocm(bob, "memories", "--author", "ann@example", "--json").stdout
+    assert "three days" in listed and "raw body" not in listed
+    assert '"author": "Ann <ann@example.com>"' in listed
+    found = ocm(bob, "search", "stripe", "--author", "BOB", "--json").stdout
+    assert "raw body" in found and "three days" not in found
+    assert ocm(bob, "search", "stripe", "--author", "nobody", "--json").stdout.strip() == "[]"

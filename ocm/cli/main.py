@@ -306,10 +306,12 @@ def show(vault: Path | None, as_json: bool, note_id: str) -> None:
 @click.option("--explain", is_flag=True, help="Show each field's share of the score.")
 @click.option("--chunks", is_flag=True,
               help="List matching sections (chunks) instead of one result per note.")
+@click.option("--author", help="Only notes written by this person (part of a git name or email).")
 def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int,
            kind: str | None, types: tuple[str, ...], status: str | None, tool: str | None,
            since: str | None, until: str | None, file_: str | None, tag: str | None,
-           scope: str, include_resolved: bool, explain: bool, chunks: bool) -> None:
+           scope: str, include_resolved: bool, explain: bool, chunks: bool,
+           author: str | None) -> None:
     """Search sessions and memories (filters can be written in the query: 'last week').
     Each result names its best section (`file.md#Heading`, line) with a snippet."""
     from ocm.project import SearchRequest
@@ -319,7 +321,7 @@ def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=_parse_date(since, "since"), until=_parse_date(until, "until"), file=file_,
         tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
-        group=not chunks)
+        group=not chunks, author=author)
     hits = project.search(req)
     _notices(project)
     if as_json:
@@ -402,12 +404,15 @@ def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, tit
 @click.option("--limit", default=50, show_default=True)
 @click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
               show_default=True)
+@click.option("--author", help="Only memories written by this person (part of a git name or "
+                               "email; team vaults record it).")
 def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: str,
-             tag: str | None, file_: str | None, limit: int, scope: str) -> None:
+             tag: str | None, file_: str | None, limit: int, scope: str,
+             author: str | None) -> None:
     """List memory records, newest first."""
     project = _project(vault)
     hits = project.list_memories(types=types, status=None if status == "all" else status,
-                                 limit=limit, scope=scope, tag=tag, file=file_)
+                                 limit=limit, scope=scope, tag=tag, file=file_, author=author)
     _notices(project)
     if as_json:
         render.emit_json([h.to_json() for h in hits])

@@ -64,6 +64,7 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "ended_at": fm.get("ended_at") and str(parse_timestamp(fm.get("ended_at")) or ""),
         "agent_session_id": str(fm.get("agent_session_id") or ""),
         "tags": _strs(fm.get("tags")), "sketch": _sketch(goal, todos),
+        "author": str(fm.get("author") or ""),
     }
     return {
         "id": str(fm.get("id") or fallback_id), "kind": "session", "type": "session",
@@ -92,6 +93,7 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
         "updated": str(note.updated or ""), "git_sha": str(fm.get("git_sha") or ""),
         "tags": note.str_list("tags"), "sketch": _sketch(note.title, content),
         "origin_type": str(fm.get("origin_type") or ""),
+        "author": str(fm.get("author") or ""),
         "snippet": " ".join(content.split())[:SNIPPET_CHARS],
     }
     return {

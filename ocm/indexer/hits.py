@@ -28,6 +28,7 @@ class Filters:
     file: str | None = None
     tag: str | None = None
     include_resolved: bool = False
+    author: str | None = None
 
 
 @dataclass
@@ -79,6 +80,7 @@ class Hit:
             out["superseded_by"] = self.superseded_by or None
             out["supersedes"] = self.meta.get("supersedes") or None
             out["tags"] = self.meta.get("tags") or []
+            out["author"] = self.meta.get("author") or None
             out["stale"] = bool(self.meta.get("changed_files"))
             out["changed_files"] = list(self.meta.get("changed_files") or [])
         if self.chunk is not None:

@@ -227,6 +227,9 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
                 hit.explain["coverage"] = round(shares[number], 4)
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
+    if filters.author:
+        needle = filters.author.lower()
+        hits = [h for h in hits if needle in str(h.meta.get("author") or "").lower()]
     return hits
 
 

@@ -103,6 +103,7 @@ class Simulation:
     def __init__(self, where: Path, members: int, mode: str, seed: int) -> None:
         self.where, self.mode, self.rng = where, mode, random.Random(seed)
         self.tally = Tally()
+        self.progress = 0  # print the running figures every this many days (0: never)
         self.expected_records: set[str] = set()
         self.expected_lines: list[tuple[str, str]] = []  # (note id, a line it must hold)
         self.clock = datetime(2026, 1, 5, 9, 0, 0)
@@ -267,6 +268,9 @@ class Simulation:
             for m in order:
                 self.pull_push(m, timed=day == days - 1)
             self.tally.days += 1
+            if self.progress and self.tally.days % self.progress == 0:
+                print(json.dumps(summary(self.tally, self.mode, len(self.members))),
+                      file=sys.stderr, flush=True)
         for _ in range(2):  # everyone pulls what the others pushed last
             for m in self.members:
                 self.pull_push(m, timed=True)
@@ -328,10 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("driver", "union", "text"), default="driver")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--progress", type=int, default=0, metavar="DAYS",
+                        help="Print the running figures to stderr every DAYS days.")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ocm-team-") as tmp:
         os.environ["OCM_HOME"] = str(Path(tmp) / "home")
         sim = Simulation(Path(tmp), args.members, args.mode, args.seed)
+        sim.progress = args.progress
         figures = summary(sim.run(args.days), args.mode, args.members)
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -330,3 +330,20 @@ def test_author_filters_memories_and_search(team) -> None:
     found = ocm(bob, "search", "stripe", "--author", "BOB", "--json").stdout
     assert "raw body" in found and "three days" not in found
     assert ocm(bob, "search", "stripe", "--author", "nobody", "--json").stdout.strip() == "[]"
+
+
+def test_next_keyed_write_retires_every_active_record_of_the_key(project: Project) -> None:
+    """Issue #13: after a merge two active records hold one key; a keyed write that comes
+    before any read still leaves exactly one active record, the chain linked both ways."""
+    first = project.remember("Timeout is 5 s", "decision", key="api.timeout")
+    twin = first.path.with_name(first.path.name.replace(first.id, f"{first.id}x"))
+    twin.write_text(first.path.read_text().replace(f"id: {first.id}", f"id: {first.id}x")
+                    .replace("Timeout is 5 s", "Timeout is 7 s"))
+    newest = project.vault.remember("Timeout is 9 s", "decision", key="api.timeout",
+                                    supersede_reason="measured")
+    notes = {path.stem: note for path, note in project.vault.memory_notes()}
+    assert [k for k, n in notes.items() if n.status == "active"] == [newest.id]
+    assert notes[f"{first.id}x"].superseded_by == newest.id
+    assert notes[first.id].superseded_by == f"{first.id}x"
+    assert notes[first.id].fm["resolution"] == "merged"
+    assert notes[newest.id].supersedes == f"{first.id}x"

@@ -1289,7 +1289,7 @@ def secret_corpus() -> list[tuple[str, str, str, str]]:
         ("aws_access_key", "aws_access_key_id = ", "AK" + "IA" + _fake(16, upper, "aws")),
         ("aws_secret_key", "aws_secret_access_key = ", _fake(40, b64, "awss")),
         ("github_token", "push with ", "gh" + "p_" + _fake(36, alnum, "gh")),
-        ("github_pat", "bot uses ", "github" + "_pat_" + _fake(22, alnum, "p1") + "_"
+        ("github_token", "bot uses ", "github" + "_pat_" + _fake(22, alnum, "p1") + "_"
          + _fake(59, alnum, "p2")),
         ("openai_key", "OPENAI_API_KEY=", "sk" + "-proj-" + _fake(56, urlsafe, "oa")),
         ("anthropic_key", "the key ", "sk" + "-ant-api03-" + _fake(93, urlsafe, "an") + "AA"),
@@ -1315,12 +1315,161 @@ def secret_corpus() -> list[tuple[str, str, str, str]]:
     ]
     after = {"url_credentials": "@db.internal:5432/app", "password": "\nDB_USER=app",
              "private_key": "\nend of key"}
-    return [(kind, before, secret, after.get(kind, " is set")) for kind, before, secret in corpus]
+    return [(kind, before, secret, after.get(kind, " is set")) for kind, before, secret in corpus
+            ] + more_secret_shapes()
+
+
+def more_secret_shapes() -> list[tuple[str, str, str, str]]:
+    """The kinds an independent audit found stored verbatim, and a sample of gitleaks'
+    families: (kind, text before, secret, text after)."""
+    alnum = string.ascii_letters + string.digits
+    lower = string.ascii_lowercase + string.digits
+    upper = string.ascii_uppercase + string.digits
+    hexd = "0123456789abcdef"
+    urlsafe = alnum + "-_"
+    b64 = alnum + "+/"
+
+    def f(n: int, alphabet: str = alnum, seed: str = "") -> str:
+        return _fake(n, alphabet, seed or f"{n}{alphabet[:3]}")
+
+    uuid = "-".join(f(n, hexd, f"uu{n}") for n in (8, 4, 4, 4, 12))
+    putty = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+             "Public-Lines: 2\n" + f(64, b64, "pp1") + "\n" + f(20, b64, "pp2")
+             + "\nPrivate-Lines: 1\n" + f(44, b64, "pp3") + "\nPrivate-MAC: " + f(64, hexd, "pm"))
+    shapes = [
+        # kind, before, secret, after
+        ("stripe_key", "STRIPE_WEBHOOK_SECRET=", "wh" + "sec_" + f(32, seed="whs"), "\n"),
+        ("slack_app_token", "socket mode uses ", "xa" + "pp-1-A" + f(10, upper, "xa1") + "-"
+         + f(13, string.digits, "xa2") + "-" + f(64, hexd, "xa3"), " today"),
+        ("gitlab_cicd_job_token", "CI_JOB_TOKEN is ", "gl" + "cbt-" + f(3, seed="cb1") + "_"
+         + f(20, urlsafe, "cb2"), " here"),
+        ("grafana_service_account_token", "grafana sa ", "gl" + "sa_" + f(32, seed="gs1") + "_"
+         + f(8, hexd, "gs2"), " rotated"),
+        ("google_oauth_secret", "client secret ", "GOC" + "SPX-" + f(28, urlsafe, "goc"), " set"),
+        ("heroku_api_key_v2", "heroku login ", "HR" + "KU-AA" + f(58, urlsafe, "hrk"), " ok"),
+        ("azure_storage_key", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=",
+         f(86, b64, "azk") + "==", ";EndpointSuffix=core.windows.net"),
+        ("azure_sas_token", "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=",
+         f(43, alnum, "sas") + "%3D", " expires"),
+        ("azure_ad_client_secret", "AZURE_CLIENT_SECRET ", f(3, seed="az1") + "8Q~"
+         + f(34, urlsafe, "az2"), " for the app"),
+        ("digitalocean_pat", "doctl auth init -t ", "do" + "p_v1_" + f(64, hexd, "dop"), " ok"),
+        ("shopify_access_token", "X-Shopify-Access-Token: ", "sh" + "pat_" + f(32, hexd, "shp"),
+         " sent"),
+        ("databricks_api_token", "databricks host token ", "da" + "pi" + f(32, hexd, "dbx"),
+         " set"),
+        ("vault_service_token", "VAULT_TOKEN is ", "hv" + "s." + f(92, urlsafe, "hvs"), " now"),
+        ("mailgun_key", "mailgun ", "ke" + "y-" + f(32, hexd, "mgk"), " for sends"),
+        ("twilio_api_key", "twilio api key ", "SK" + f(32, hexd, "twl"), " stored"),
+        ("telegram_bot_token", "bot ", f(10, string.digits, "tg1") + ":AA" + f(33, urlsafe, "tg2"),
+         " polls"),
+        ("discord_bot_token", "DISCORD bot ", "MT" + f(22, alnum, "dc1") + "."
+         + f(6, urlsafe, "dc2")
+         + "." + f(38, urlsafe, "dc3"), " online"),
+        ("putty_private_key", "ppk file:\n", putty, "\nend of key"),
+        ("basic_auth", "Authorization: Basic ", f(28, b64, "bas") + "==", "\n"),
+        ("curl_auth_user", "curl -u ", "admin:" + f(14, alnum, "cau"), " https://api.local"),
+        ("cli_password", "mysql -u root -p", f(12, alnum, "myp"), " app_db"),
+        ("cli_password", "docker login -u bot -p ", f(16, alnum, "dkp"), " registry.local"),
+        ("cli_password", "deploy.sh --password=", f(14, alnum, "clp"), " --verbose"),
+        ("netrc_password", "machine api.example.com login bot password ", f(16, alnum, "nrc"),
+         "\n"),
+        ("prose_secret", "the password is ", "Tr0ub4dor" + f(4, alnum, "prs"), ", keep it"),
+        ("prose_secret", "AWS secret key is ", f(40, b64, "awsp"), " (staging)"),
+        ("password", "credentials:\n  secret: ", f(20, alnum, "yml"), "\n"),
+        ("password", '{"client_secret": "', f(24, alnum, "jsn"), '"}'),
+        ("password", 'api_token = "', f(30, alnum, "tml"), '"\n'),
+        ("password", "export AUTH_TOKEN=", f(24, alnum, "env"), "\n"),
+        ("password", "X-Api-Key: ", f(32, alnum, "xak"), "\n"),
+        ("url_credentials", "git clone https://bot:", f(20, alnum, "gcl"),
+         "@git.example.com/r.git"),
+        ("onepassword_secret_key", "1password ", "A3-" + f(6, upper, "op1") + "-"
+         + f(11, upper, "op2")
+         + "-" + f(5, upper, "op3") + "-" + f(5, upper, "op4") + "-" + f(5, upper, "op5"), " kit"),
+        ("age_secret_key", "age key ", "AGE-SECRET-KEY-1" + "".join(
+            random.Random(7).choice("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L") for _ in range(58)), " x"),
+        ("alibaba_access_key_id", "aliyun ", "LT" + "AI" + f(20, alnum, "ali"), " ok"),
+        ("artifactory_api_key", "jfrog ", "AK" + "Cp" + f(69, alnum, "art"), " ok"),
+        ("clojars_api_token", "clojars ", "CLO" + "JARS_" + f(60, lower, "clj"), " ok"),
+        ("doppler_api_token", "doppler ", "dp" + ".pt." + f(43, alnum, "dpl"), " ok"),
+        ("duffel_api_token", "duffel ", "duf" + "fel_test_" + f(43, urlsafe, "duf"), " ok"),
+        ("dynatrace_api_token", "dt ", "dt0" + "c01." + f(24, upper, "dt1") + "."
+         + f(64, upper, "dt2"), " ok"),
+        ("easypost_api_token", "easypost ", "EZ" + "AK" + f(54, alnum, "ezk"), " ok"),
+        ("flyio_access_token", "fly ", "fo" + "1_" + f(43, urlsafe, "fly"), " ok"),
+        ("frameio_api_token", "frameio ", "fio" + "-u-" + f(64, urlsafe, "fio"), " ok"),
+        ("gitlab_token", "deploy ", "gl" + "dt-" + f(20, urlsafe, "gdt"), " ok"),
+        ("gitlab_token", "runner ", "gl" + "rt-" + f(20, urlsafe, "grt"),
+         " ok"),
+        ("grafana_cloud_api_token", "grafana cloud ", "gl" + "c_" + f(40, b64, "glc"), " ok"),
+        ("hashicorp_tf_api_token", "tfe ", f(14, lower, "tf1") + ".atlas" + "v1."
+         + f(64, urlsafe, "tf2"), " ok"),
+        ("infracost_api_token", "infracost ", "ic" + "o-" + f(32, alnum, "ico"), " ok"),
+        ("linear_api_key", "linear ", "lin" + "_api_" + f(40, alnum, "lin"), " ok"),
+        ("notion_api_token", "notion ", "nt" + "n_" + f(11, string.digits, "nt1")
+         + f(35, alnum, "nt2"), " ok"),
+        ("openshift_user_token", "oc login --token ", "sha" + "256~" + f(43, urlsafe, "ocp"),
+         " ok"),
+        ("perplexity_api_key", "pplx ", "pp" + "lx-" + f(48, alnum, "ppl"), " ok"),
+        ("planetscale_password", "pscale ", "psc" + "ale_pw_" + f(43, urlsafe, "psp"), " ok"),
+        ("postman_api_token", "postman ", "PM" + "AK-" + f(24, hexd, "pm1") + "-"
+         + f(34, hexd, "pm2"), " ok"),
+        ("prefect_api_token", "prefect ", "pn" + "u_" + f(36, alnum, "pnu"), " ok"),
+        ("pulumi_api_token", "pulumi ", "pu" + "l-" + f(40, hexd, "pul"), " ok"),
+        ("readme_api_token", "readme ", "rd" + "me_" + f(70, lower, "rdm"), " ok"),
+        ("rubygems_api_token", "gem ", "ruby" + "gems_" + f(48, hexd, "rbg"), " ok"),
+        ("scalingo_api_token", "scalingo ", "tk" + "-us-" + f(48, urlsafe, "scl"), " ok"),
+        ("sendinblue_api_token", "brevo ", "xkey" + "sib-" + f(64, hexd, "sib") + "-"
+         + f(16, alnum, "sb2"), " ok"),
+        ("sentry_user_token", "sentry ", "sntr" + "yu_" + f(64, hexd, "sny"), " ok"),
+        ("shippo_api_token", "shippo ", "shi" + "ppo_live_" + f(40, hexd, "shi"), " ok"),
+        ("square_access_token", "square ", "sq0" + "atp-" + f(22, urlsafe, "sq"), " ok"),
+        ("heroku_api_key", "HEROKU_API_KEY=", uuid, "\n"),
+        ("new_relic_user_api_key", "NEW_RELIC_API_KEY=", "NR" + "AK-" + f(27, upper, "nr"), "\n"),
+        ("sentry_access_token", "SENTRY_AUTH_TOKEN=", f(64, hexd, "sen"), "\n"),
+        ("okta_access_token", "OKTA_TOKEN=", "00" + f(40, urlsafe, "okt"), "\n"),
+        ("mapbox_api_token", "MAPBOX_TOKEN=", "pk." + f(60, lower, "mb1") + "."
+         + f(22, lower, "mb2"),
+         "\n"),
+        ("maxmind_license_key", "maxmind ", f(6, alnum, "mm1") + "_" + f(29, alnum, "mm2") + "_mmk",
+         " ok"),
+        ("adobe_client_secret", "adobe ", "p8" + "e-" + f(32, alnum, "adb"), " ok"),
+        ("facebook_page_access_token", "fb ", "EA" + "AM" + f(110, alnum, "fbp"), " ok"),
+        ("atlassian_api_token", "JIRA_API_TOKEN=", "ATA" + "TT3" + f(186, urlsafe, "atl"), "\n"),
+        ("cloudflare_origin_ca_key", "cf ", "v1" + ".0-" + f(24, hexd, "cf1") + "-"
+         + f(146, hexd, "cf2"), " ok"),
+        ("gitlab_feed_token", "feed ", "gl" + "ft-" + f(20, urlsafe, "gft"), " ok"),
+        ("gitlab_scim_token", "scim ", "gl" + "soat-" + f(20, urlsafe, "gsc"), " ok"),
+        ("slack_token", "user token ", "xo" + "xp-" + f(12, string.digits, "su1") + "-"
+         + f(12, string.digits, "su2") + "-" + f(12, string.digits, "su3") + "-"
+         + f(32, alnum, "su4"), " ok"),
+        ("slack_token", "legacy ", "xo" + "xa-2-" + f(30, alnum, "slw"), " ok"),
+        ("shopify_shared_secret", "shopify ", "sh" + "pss_" + f(32, hexd, "shs"), " ok"),
+        ("sumologic_access_token", "SUMO_ACCESS_KEY=", f(64, alnum, "sum"), "\n"),
+        ("typeform_api_token", "TYPEFORM_TOKEN=", "tf" + "p_" + f(59, urlsafe, "tfp"), "\n"),
+        ("yandex_api_key", "YANDEX_KEY=", "AQ" + "VN" + f(36, urlsafe, "ydx"), "\n"),
+        ("zendesk_secret_key", "ZENDESK_TOKEN=", f(40, alnum, "zdk"), "\n"),
+        ("settlemint_personal_access_token", "settlemint ", "sm" + "_pat_" + f(16, alnum, "smp"),
+         " ok"),
+        ("intra42_client_secret", "42 ", "s-s4t2" + "ud-" + f(64, hexd, "i42"), " ok"),
+        ("authress_service_client_access_key", "authress ", "sc_" + f(20, lower, "au1") + "."
+         + f(5, lower, "au2") + ".acc_" + f(20, lower, "au3") + "." + f(40, b64, "au4"), " ok"),
+    ]
+    return shapes
 
 
 # Secrets recognised only by what surrounds them (`PASSWORD=`, `Bearer `, `user:...@`): a file
 # path holding one bare is indistinguishable from any random name, so paths get the others.
-CONTEXT_KINDS = {"aws_secret_key", "bearer_token", "password", "url_credentials", "private_key"}
+# Gitleaks' keyword rules (`HEROKU_API_KEY=<uuid>`) and the command-line, header, prose and
+# connection-string shapes are of this sort too; key blocks span lines, which paths do not.
+CONTEXT_KINDS = {
+    "aws_secret_key", "bearer_token", "password", "url_credentials", "private_key",
+    "putty_private_key", "azure_ad_client_secret", "azure_sas_token", "azure_storage_key",
+    "basic_auth", "cli_password", "curl_auth_user", "netrc_password", "prose_secret",
+    "heroku_api_key", "mapbox_api_token", "new_relic_user_api_key", "okta_access_token",
+    "sentry_access_token", "sumologic_access_token", "typeform_api_token", "yandex_api_key",
+    "zendesk_secret_key",
+}  # fmt: skip
 
 
 def _secret_needles(secret: str) -> list[str]:

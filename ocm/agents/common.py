@@ -66,6 +66,21 @@ def get(data: Any, *keys: str, default: Any = None) -> Any:
     return default
 
 
+def redacted_cut(text: str, limit: int) -> str:
+    """`text` with its secrets redacted, then cut to `limit` characters. Redaction comes first
+    (half a key is still a leak), and a cut never keeps the front of a word it splits, since
+    that word may be the front of a secret the redactor could not see whole."""
+    from ocm.vault.redact import redact
+
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        head = head[: max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"), 0)]
+    return head
+
+
 def text_of(value: Any, limit: int = 200_000) -> str:
     """A string from whatever a host sent: str, list of str, dict of output fields."""
     if value is None:
@@ -289,7 +304,7 @@ def error_line(text: str) -> str:
         pick = next((ln for ln in reversed(lines) if _ERROR_HINT.search(ln)
                      and not _NOT_ERROR.search(ln)), "")
     pick = pick or (lines[-1] if lines else "")
-    return pick[:MAX_ERROR_CHARS]
+    return redacted_cut(pick, MAX_ERROR_CHARS)
 
 
 def shell_outcome(response: Any, failed_event: bool) -> tuple[bool | None, str]:
@@ -399,7 +414,7 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
         ev.reads = max(1, len(paths_in(tool_input)))
         ev.kind = TOOL
     elif kind == "shell":
-        ev.command = " ".join(command_text(tool_input).split())[:MAX_COMMAND_CHARS]
+        ev.command = redacted_cut(" ".join(command_text(tool_input).split()), MAX_COMMAND_CHARS)
         ev.ok, ev.error = shell_outcome(response, failed)
         if ev.ok is None and not failed:
             if _norm_tool(name) == "bash" and (ev.host == "claude-code"
@@ -435,14 +450,16 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
     ev.transcript_path = transcript if isinstance(transcript, str) else ""
     if kind == PROMPT:
         prompt = get(data, "prompt", "user_prompt", "message", "text")
-        ev.prompt = text_of(prompt, MAX_PROMPT_CHARS * 4) if prompt is not None else ""
-        if "<hook_context>" in ev.prompt:  # Gemini puts ocm's own brief before the prompt
-            ev.prompt = _HOOK_CONTEXT.sub("", ev.prompt).strip()
+        raw = "" if prompt is None else text_of(prompt)
+        if "<hook_context>" in raw:  # Gemini puts ocm's own brief before the prompt
+            raw = _HOOK_CONTEXT.sub("", raw).strip()
+        ev.prompt = redacted_cut(raw, MAX_PROMPT_CHARS * 4)
         if not ev.prompt:
             llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}
             msgs = llm.get("messages") if isinstance(llm.get("messages"), list) else []
             users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
-            ev.prompt = text_of(users[-1].get("content")) if users else ""
+            ev.prompt = redacted_cut(text_of(users[-1].get("content")),
+                                     MAX_PROMPT_CHARS * 4) if users else ""
     elif kind == STOP:
         last = get(data, "last_assistant_message", "prompt_response")
         ev.last_message = last if isinstance(last, str) else ""

@@ -147,22 +147,19 @@ def _journal_event(ev: c.HookEvent, vault_dir: str, raw: bytes) -> int:
     base = {"t": round(time.time(), 3), "h": ev.host, "s": ev.session_id}
     records: list[dict[str, Any]] = []
     for change in ev.files:
-        record = {**base, "k": "file", "p": change.path, "c": change.change}
+        record = {**base, "k": "file", "p": c.redacted_cut(change.path, 4096), "c": change.change}
         if ev.work_tree:
             record["w"] = ev.work_tree
         records.append(record)
     if ev.reads:
         records.append({**base, "k": "read", "n": ev.reads})
-    if ev.prompt or ev.command:
-        from ocm.vault.redact import redact
-
-        if ev.prompt:
-            text = " ".join(redact(ev.prompt).split())[:c.MAX_PROMPT_CHARS]
-            if text:
-                records.append({**base, "k": "prompt", "x": text})
-        if ev.command and ev.ok is not None:
-            records.append({**base, "k": "cmd", "x": redact(ev.command), "ok": ev.ok,
-                            "e": redact(ev.error)})
+    # The parser redacted prompt, command and error line before cutting them.
+    if ev.prompt:
+        text = c.redacted_cut(" ".join(ev.prompt.split()), c.MAX_PROMPT_CHARS)
+        if text:
+            records.append({**base, "k": "prompt", "x": text})
+    if ev.command and ev.ok is not None:
+        records.append({**base, "k": "cmd", "x": ev.command, "ok": ev.ok, "e": ev.error})
     for index, record in enumerate(records):
         record["u"] = f"{digest}:{index}"
         if not journal.append(vault_dir, record):

@@ -23,31 +23,26 @@ Design notes:
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+from collections import Counter
 
-REDACTION_KINDS: tuple[str, ...] = (
-    "private_key",
-    "aws_access_key",
-    "aws_secret_key",
-    "github_token",
-    "anthropic_key",
-    "openai_key",
-    "slack_token",
-    "slack_webhook",
-    "stripe_key",
-    "google_api_key",
-    "gitlab_token",
-    "npm_token",
-    "huggingface_token",
-    "sendgrid_key",
-    "pypi_token",
-    "jwt",
-    "bearer_token",
-    "url_credentials",
-    "password",
-)
+from .secret_rules import RULES as _GITLEAKS_RULES
 
-_MARKER_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
+# Kinds detected by the rules below, then gitleaks' (the marker names them).
+_OWN_KINDS: tuple[str, ...] = (
+    "private_key", "putty_private_key", "aws_access_key", "aws_secret_key", "github_token",
+    "anthropic_key", "openai_key", "slack_token", "slack_webhook", "stripe_key",
+    "google_api_key", "google_oauth_secret", "gitlab_token", "npm_token", "huggingface_token",
+    "sendgrid_key", "pypi_token", "mailgun_key", "telegram_bot_token", "discord_bot_token",
+    "jwt", "basic_auth", "bearer_token", "azure_storage_key", "azure_sas_token",
+    "url_credentials", "cli_password", "netrc_password", "password", "prose_secret",
+)  # fmt: skip
+REDACTION_KINDS: tuple[str, ...] = _OWN_KINDS + tuple(
+    dict.fromkeys(row[0] for row in _GITLEAKS_RULES if row[0] not in _OWN_KINDS))
+
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _HAS_DIGIT = re.compile(r"[0-9]")
 _HAS_UPPER = re.compile(r"[A-Z]")
 _HAS_LOWER = re.compile(r"[a-z]")
@@ -59,7 +54,7 @@ def _casings(*words: str) -> str:
     return "|".join(sorted(variants, key=len, reverse=True))
 
 
-def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9_-") -> re.Pattern[str]:
+def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9") -> re.Pattern[str]:
     """`prefix` + `rest`, where the prefix must not be the tail of a longer word.
 
     The boundary is a lookbehind placed *after* the fixed-width prefix: a pattern that starts
@@ -150,8 +145,15 @@ _CODE_VALUE_RE = re.compile(
     r"|[a-z]+(?:_[a-z]+)+"
     r"|[A-Z]+(?:_[A-Z]+)+"
     r"|[a-z]+(?:[A-Z][a-z]+)+"
+    r"|[A-Z]+[a-z]+(?:[A-Z]+[a-z]*)+"  # PascalCase type names: `RefreshTokenT`, `DHPrivateKey`
 )
-_CODE_IDENTIFIER_RE = re.compile(r"[a-z]+|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+")
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_]++")
+# Kebab-case names (`tls-secret`), colours (`#dddddd`), camel and Pascal case words
+# (`challengePassword`, `RefreshToken`): names, not secrets.
+_NOT_A_SECRET_RE = re.compile(
+    r"[a-z]++(?:-[a-z]++)++|#[0-9A-Fa-f]{3,8}|[a-z]++(?:[A-Z][a-z]++)++|(?:[A-Z]++[a-z]++){2,}")
+_NUMBER_RE = re.compile(r"[0-9][0-9_.,]*+")
+_CODE_IDENTIFIER_RE = re.compile(r"[A-Za-z_]+|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+")
 # After `key: value` (YAML, headers, object literals) the value must end the line or field;
 # otherwise prose such as `Token: refreshed every hour` would be redacted.
 _COLON_VALUE_END_RE = re.compile(r"[ \t]*+(?:[,;]?[ \t]*+(?:\r?\n|\Z|#|//)|[}\]])")
@@ -173,7 +175,7 @@ def _key_is_secret_name(text: str, m: re.Match[str]) -> bool:
 
 
 def _plausible_value(value: str) -> bool:
-    if len(value) < 6 or value.startswith("[REDACTED:"):
+    if len(value) < 6 or value.startswith("[REDACTED:") or _NOT_A_SECRET_RE.fullmatch(value):
         return False
     return value.strip().lower() not in _NON_SECRET_VALUES and not _PLACEHOLDER_RE.match(value)
 
@@ -222,7 +224,10 @@ class _BareAssignmentRule(_Rule):
                     field_ends = _COLON_VALUE_END_RE.match(text, run_end) is not None
                 if not field_ends:
                     continue
-            if self._value_is_literal(text, m, sep, start, run_end):
+            if self._value_is_literal(text, m, sep, start, run_end) and not (
+                # A keyword argument passed on: `password=password,`, `token=tok)`.
+                text[run_end : run_end + 1] in (",", ")")
+                and _IDENTIFIER_RE.fullmatch(text, start, run_end)):
                 found.append((start, run_end))
                 run_taken = True
         return found
@@ -233,8 +238,14 @@ class _BareAssignmentRule(_Rule):
             return False
         if _PLACEHOLDER_RE.match(text, start, end) or _CODE_VALUE_RE.fullmatch(text, start, end):
             return False
-        # `PWD=/home/me/project` in an env dump is a path, not a password.
-        if text.startswith(("/", "~/", "./", "../"), start):
+        # `PWD=/home/me/project` in an env dump is a path, not a password; `pass: --no-verify`
+        # is a flag.
+        if text.startswith(("/", "~/", "./", "../", "-"), start):
+            return False
+        # `max_token: 100000` is a number; `secret: tls-secret` names a Kubernetes secret.
+        if _NUMBER_RE.fullmatch(text, start, end) or _NOT_A_SECRET_RE.fullmatch(text, start, end):
+            return False
+        if text[start:end].lower() == m.group("key").lower():  # `password=password`
             return False
         # `token = response` / `token = tok_v2`: spaces around `=` mean code, where a
         # lowercase identifier is a variable. `.env` and shell files never put spaces there.
@@ -244,9 +255,85 @@ class _BareAssignmentRule(_Rule):
         return True
 
 
+# What documentation writes where a password goes: `https://user:pass@host`.
+_URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "pw", "secret", "token",
+                               "changeme", "bar", "p", "x"})
+
+
 class _UrlCredentialsRule(_Rule):
     def accept(self, text: str, m: re.Match[str]) -> bool:
-        return _PLACEHOLDER_RE.match(m.group("s")) is None
+        value = m.group("s")
+        return _PLACEHOLDER_RE.match(value) is None and value.lower() not in _URL_PLACEHOLDERS
+
+
+class _MixedRule(_Rule):
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        # Machine-made: a digit, an upper and a lower case letter.
+        value = m.group()
+        return bool(_HAS_DIGIT.search(value) and _HAS_UPPER.search(value)
+                    and _HAS_LOWER.search(value))
+
+
+_BOT_ID_RE = re.compile(r"(?<![A-Za-z0-9_])[0-9]{8,10}\Z")
+
+
+class _TelegramRule(_Rule):
+    """`123456789:AA...`: found at `:AA` (a literal the scan can skip to), then the bot id
+    before it is checked and included."""
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = []
+        for m in self.pattern.finditer(text):
+            bot = _BOT_ID_RE.search(text, max(0, m.start() - 11), m.start())
+            if bot is not None:
+                found.append((bot.start(), m.end()))
+        return found
+
+
+# A command-line value: quoted, or a bare word.
+_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]{4,}+)\"|'(?P<sq>[^'\n]{4,}+)'|(?P<bare>[^\s\"'`;|&()<>]{4,}+))"
+
+
+class _CliSecretRule(_Rule):
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = []
+        for m in self.pattern.finditer(text):
+            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+            value = m.group(group)
+            if _plausible_value(value) and not value.startswith("-") and not (
+                    group == "bare" and (_CODE_VALUE_RE.fullmatch(value)
+                                         or _IDENTIFIER_RE.fullmatch(value))):
+                found.append(m.span(group))
+        return found
+
+
+_TRAILING_PUNCT_RE = re.compile(r"[.,;:!?)\]]+\Z")
+
+
+class _ProseSecretRule(_Rule):
+    """A secret named in a sentence. Only machine-looking values count (a digit, or upper and
+    lower case letters, or a symbol inside), so "the token is expired" stays."""
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = []
+        for m in self.pattern.finditer(text):
+            key = m.group()[: m.start("s") - m.start()].split()[0]
+            if key.lower() == "key" and _KEY_QUALIFIER_RE.search(
+                    text, max(0, m.start() - 12), m.start()) is None:
+                word = text[max(0, m.start() - 12) : m.start()].split()
+                if not word or word[-1].lower() not in ("secret", "access", "api", "private"):
+                    continue
+            start, end = m.span("s")
+            trail = _TRAILING_PUNCT_RE.search(text, start, end)
+            if trail is not None:
+                end = trail.start()
+            value = text[start:end]
+            if len(value) < 6 or not _plausible_value(value) or _CODE_VALUE_RE.fullmatch(value):
+                continue
+            if _HAS_DIGIT.search(value) or (_HAS_UPPER.search(value) and _HAS_LOWER.search(
+                    value[1:])) or re.search(r"[^A-Za-z0-9]", value):
+                found.append((start, end))
+        return found
 
 
 _BEARER_TOKEN = r"(?P<s>[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*+)"
@@ -283,7 +370,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("github_token", _token("gh[pousr]_", "[A-Za-z0-9]{36,}+")),
     _Rule("github_token", _token("github_pat_", "[A-Za-z0-9_]{30,}+")),
     _Rule("anthropic_key", _token("sk-ant-", "[A-Za-z0-9_-]{20,}+")),
-    _OpenAIRule("openai_key", _token("sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+")),
+    _OpenAIRule("openai_key", _token("sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+", "A-Za-z0-9_-")),
     _Rule("slack_token", _token("xox[abprs]-", "[A-Za-z0-9-]{10,}+")),
     _Rule(
         "slack_webhook",
@@ -294,7 +381,60 @@ _RULES: tuple[_Rule, ...] = (
             "A-Za-z0-9.-",
         ),
     ),
-    _Rule("stripe_key", _token("(?:sk|rk)_(?:live|test)_", "[A-Za-z0-9]{16,}+")),
+    _Rule("stripe_key", _token("(?:sk|rk)_(?:live|test|prod)_", "[A-Za-z0-9]{16,}+")),
+    _Rule("stripe_key", _token("whsec_", "[A-Za-z0-9]{24,}+")),
+    _Rule("google_oauth_secret", _token("GOCSPX-", "[A-Za-z0-9_-]{24,}+")),
+    _Rule("mailgun_key", _token("key-", "[0-9a-f]{32}(?![A-Za-z0-9_-])")),
+    _TelegramRule("telegram_bot_token", re.compile(r":AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")),
+    _MixedRule(
+        "discord_bot_token",
+        _token("[MNO]", r"[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+"),
+    ),
+    _Rule(
+        "putty_private_key",
+        # Everything from the header to the MAC line; a key cut short goes to the end.
+        re.compile(r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*+[0-9A-Fa-f]++|.*)",
+                   re.DOTALL),
+    ),
+    _Rule(
+        "basic_auth",
+        re.compile(
+            r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+            r"(?:Basic|basic|BASIC)[ \t]++(?P<s>[A-Za-z0-9+/]{8,}+=*+)"
+        ),
+    ),
+    _Rule(
+        "azure_storage_key",
+        # Connection strings: `AccountKey=...;`, `SharedAccessKey=...`.
+        re.compile(r"(?:Account|SharedAccess|Access)Key=(?P<s>[A-Za-z0-9+/]{20,}+=*+)"),
+    ),
+    _Rule(
+        "azure_sas_token",
+        # The signature of a shared access signature URL (`...&sp=r&sig=...`).
+        re.compile(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/]{20,}+=*+)"),
+    ),
+    # `--password hunter2`, `--token=...`, `-pPASS` of MySQL, `-p PASS` of docker/sshpass.
+    _CliSecretRule(
+        "cli_password",
+        re.compile(r"--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret"
+                   r"|access-token|auth-token)(?:=|[ \t]++)" + _CLI_VALUE),
+    ),
+    _CliSecretRule(
+        "cli_password",
+        re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p(?=[^\s-])"
+                   + _CLI_VALUE),
+    ),
+    _CliSecretRule(
+        "cli_password",
+        re.compile(r"(?:(?:docker|podman|nerdctl)[ \t]++login|helm[ \t]++registry[ \t]++login"
+                   r"|sshpass)\b[^\n|;&]*?[ \t]-p[ \t]++"
+                   + _CLI_VALUE),
+    ),
+    _CliSecretRule(
+        "netrc_password",
+        re.compile(r"machine[ \t]++\S++\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
+                   + _CLI_VALUE),
+    ),
     _Rule("google_api_key", _token("AIza", "[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
     _Rule("gitlab_token", _token("gl", "(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+")),
     _Rule("npm_token", _token("npm_", "[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
@@ -326,7 +466,134 @@ _RULES: tuple[_Rule, ...] = (
     _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _DQ_VALUE)),
     _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _SQ_VALUE)),
     _BareAssignmentRule("password", re.compile(_KEY_AND_SEP + f"(?={_BARE_CHARS})")),
+    _ProseSecretRule(
+        "prose_secret",
+        # "the password is hunter2", "AWS secret key is ...", "token was: ...".
+        re.compile(
+            r"(?:" + _casings("password", "passphrase", "passwd", "pwd", "pin", "token",
+                              "secret", "key") + r")"
+            r"[ \t]++(?:(?:is|was)[ \t:]*+(?:set[ \t]++to[ \t]++)?|:[ \t]*+)"
+            r"[\"'`]?(?P<s>[^\s\"'`]{6,}+)"
+        ),
+    ),
 )
+
+
+# --- gitleaks' rules (secret_rules.py) ------------------------------------------------------
+
+# Where a keyword occurs, its rule is run from this far before it to this far after it. The
+# rules match the keyword within a few characters of the secret, except `curl` ones, which
+# allow a few lines between `curl` and its `-u` / `-H` flag.
+_WINDOW_BEFORE = 128
+_WINDOW_AFTER = 2048
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character, as gitleaks computes it."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+class _KeywordRule:
+    """One of gitleaks' rules: run only near its keywords, the regex compiled on first use,
+    a hit kept if its secret is random enough and no allowlist entry or stopword matches."""
+
+    def __init__(self, kind: str, keywords: tuple[str, ...], regex: str, entropy: float,
+                 group: int, allow: tuple[tuple[str, str], ...], stop: tuple[str, ...]) -> None:
+        self.kind = kind
+        self.keywords = keywords
+        self._regex = regex
+        self._pattern: re.Pattern[str] | None = None
+        self._entropy = entropy
+        self._group = group
+        self._allow_spec = allow
+        self._allow: list[tuple[str, re.Pattern[str]]] | None = None
+        self._stop = stop
+
+    def _windows(self, lowered: str) -> list[tuple[int, int]]:
+        starts: list[int] = []
+        for keyword in self.keywords:
+            i = lowered.find(keyword)
+            while i >= 0:
+                starts.append(i)
+                i = lowered.find(keyword, i + 1)
+        if not starts:
+            return []
+        starts.sort()
+        windows: list[tuple[int, int]] = []
+        for i in starts:
+            lo, hi = max(0, i - _WINDOW_BEFORE), i + _WINDOW_AFTER
+            if windows and lo <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], hi)
+            else:
+                windows.append((lo, hi))
+        return windows
+
+    def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
+        windows = self._windows(lowered)
+        if not windows:
+            return []
+        if self._pattern is None:
+            self._pattern = re.compile(self._regex, re.ASCII)
+        found: list[tuple[int, int]] = []
+        for lo, hi in windows:
+            hi = min(hi, len(text))
+            for m in self._pattern.finditer(text, lo, hi):
+                group = self._group or next(
+                    (i for i in range(1, len(m.groups()) + 1) if m.group(i) is not None), 0)
+                start, end = m.span(group)
+                # `$` matches at the end of a window: a hit cut there may be a longer value.
+                if end == hi < len(text) and m.end() == hi:
+                    continue
+                if start < end and self._accept(text, m, text[start:end]):
+                    found.append((start, end))
+        return found
+
+    def _accept(self, text: str, m: re.Match[str], secret: str) -> bool:
+        if self._entropy and _entropy(secret) < self._entropy:
+            return False
+        lowered = secret.lower()
+        if any(word in lowered for word in self._stop):
+            return False
+        if self._allow is None:
+            self._allow = [(target, re.compile(rx, re.ASCII)) for target, rx in self._allow_spec]
+        for target, pattern in self._allow:
+            if target == "match":
+                subject = m.group()
+            elif target == "line":
+                line_start = text.rfind("\n", 0, m.start()) + 1
+                line_end = text.find("\n", m.end())
+                subject = text[line_start : line_end if line_end >= 0 else len(text)]
+            else:
+                subject = secret
+            if pattern.search(subject):
+                return False
+        return not _globally_allowed(secret)
+
+
+@functools.cache
+def _global_allow() -> tuple[re.Pattern[str], ...]:
+    from .secret_rules import GLOBAL_ALLOW_REGEXES
+
+    return tuple(re.compile(rx, re.ASCII) for rx in GLOBAL_ALLOW_REGEXES)
+
+
+def _globally_allowed(secret: str) -> bool:
+    from .secret_rules import GLOBAL_STOPWORDS
+
+    lowered = secret.lower()
+    if any(word in lowered for word in GLOBAL_STOPWORDS):
+        return True
+    return any(p.search(secret) for p in _global_allow())
+
+
+@functools.cache
+def _keyword_rules() -> tuple[_KeywordRule, ...]:
+    return tuple(_KeywordRule(*row) for row in _GITLEAKS_RULES)
+
+
+_GENERIC = frozenset({"bearer_token", "url_credentials", "cli_password", "netrc_password",
+                      "password", "prose_secret"})
 
 
 # Redacting can change what a rule sees next to the secret: in `...KEY-----ghp_...` the token
@@ -353,15 +620,23 @@ def _scan(text: str) -> list[tuple[str, int, int]]:
     markers = [m.span() for m in _MARKER_RE.finditer(text)]
     marker_starts = [start for start, _ in markers]
     hits: list[tuple[int, int, int, str]] = []
-    for rank, rule in enumerate(_RULES):
-        for start, end in rule.spans(text):
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
+        lowered = text.encode("ascii", "replace").decode().lower()
+    # Rank order: our specific kinds, gitleaks', then the generic shapes (so a Heroku key in
+    # `HEROKU_API_KEY=...` is named for Heroku, not `password`).
+    found = [(rule.kind, rule.spans(text)) for rule in _RULES if rule.kind not in _GENERIC]
+    found += [(rule.kind, rule.spans(text, lowered)) for rule in _keyword_rules()]
+    found += [(rule.kind, rule.spans(text)) for rule in _RULES if rule.kind in _GENERIC]
+    for rank, (kind, spans) in enumerate(found):
+        for start, end in spans:
             if start >= end:
                 continue
             if markers:
                 i = _rightmost_at_most(marker_starts, end - 1)
                 if i >= 0 and markers[i][1] > start:
                     continue
-            hits.append((start, -end, rank, rule.kind))
+            hits.append((start, -end, rank, kind))
     # Earliest start first, longest first among equal starts, rule order breaks exact ties;
     # anything overlapping the previous span is folded into it so no detected byte survives.
     hits.sort()

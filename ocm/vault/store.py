@@ -308,7 +308,7 @@ class Vault:
                        slug: str | None = None, started_at: datetime | None = None,
                        trigger: str | None = None) -> WriteResult:
         tool = validate_tool(tool)
-        slug = validate_slug(slug) if slug else None
+        slug = validate_slug(_clean(slug)) if slug else None
         if agent_session_id is not None:
             agent_session_id = _clean(str(agent_session_id)).strip()[:200] or None
         started = started_at or now()
@@ -757,7 +757,8 @@ def _redact_checkpoint(inp: CheckpointInput) -> CheckpointInput:
     from .sessions import PlanFile, Reference
 
     return CheckpointInput(
-        slug=inp.slug, goal=_clean(inp.goal) if inp.goal else inp.goal,
+        slug=_clean(inp.slug) if inp.slug else inp.slug,
+        goal=_clean(inp.goal) if inp.goal else inp.goal,
         work_completed=_clean_list(inp.work_completed),
         work_pending=_clean_list(inp.work_pending),
         work_summary=_clean_list(inp.work_summary), decisions=_clean_list(inp.decisions),

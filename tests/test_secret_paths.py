@@ -212,3 +212,65 @@ def test_import_redacts_names_observations_and_restored_backups(
     assert out.returncode == 0, out.stderr
     assert h.ocm(["search", "second fact"], env, repo).returncode == 0
     assert leaks([repo / ".openCodeMemory", Path(env["OCM_HOME"])], secrets) == []
+
+
+# ----------------------------------------------------------------------------- the index
+
+
+def _index_leaks(vault: Path, secrets: list[str]) -> list[str]:
+    """Runs of 10+ letters/digits of each secret, as typed and lower-cased (what the
+    analyzer indexes), found in any file under `.index/`."""
+    import re
+
+    blobs = {p.name: p.read_bytes() for p in (vault / ".index").rglob("*") if p.is_file()}
+    found = []
+    for secret in secrets:
+        for run in re.findall(r"[A-Za-z0-9]{10,}", secret):
+            for needle in {run, run.lower()}:
+                found += [f"{name}: {needle}" for name, data in blobs.items()
+                          if needle.encode() in data]
+    return found
+
+
+def test_a_secret_typed_into_a_note_never_reaches_the_index(repo: Path,
+                                                           env: dict[str, str]) -> None:
+    """Edited in by hand (no redaction on the way in), indexed by the next command and by a
+    full rebuild, edited out again, and a note deleted: `.index/` never holds it."""
+    gh, dop = _secret("github_token"), _secret("digitalocean_pat")
+    vault = repo / ".openCodeMemory"
+    for i in range(30):
+        assert h.ocm(["remember", f"Fact number {i} about the payment queue", "--type",
+                      "gotcha"], env, repo).returncode == 0
+    notes = sorted((vault / "memories" / "gotcha").glob("*.md"))
+    typed, doomed = notes[0], notes[1]
+    original = typed.read_text()
+    typed.write_text(original.replace("Fact number 0", f"Fact number 0, CI uses {gh} and zebra"))
+    doomed.write_text(doomed.read_text() + f"\nops token {dop} for zebra\n")
+    hits = json.loads(h.ocm(["search", "zebra", "--json"], env, repo).stdout)
+    assert len(hits) == 2  # indexed, findable by its other words
+    assert _index_leaks(vault, [gh, dop]) == []
+    assert h.ocm(["rebuild-index"], env, repo).returncode == 0
+    assert _index_leaks(vault, [gh, dop]) == []
+    assert gh in typed.read_text()  # the person's file is never rewritten by a read
+    typed.write_text(original)
+    memory_id = doomed.stem
+    assert h.ocm(["forget", memory_id, "--delete"], env, repo).returncode == 0
+    assert json.loads(h.ocm(["search", "zebra", "--json"], env, repo).stdout) == []
+    assert _index_leaks(vault, [gh, dop]) == []
+
+
+@pytest.mark.parametrize("text", [
+    "curl -u " * 125_000, "curl -H " * 120_000, "heroku=" * 150_000, "okta" * 250_000,
+    "PuTTY-User-Key-File-2:" * 45_000, "machine x password " * 50_000, "mysql -p" * 125_000,
+    "--password " * 90_000, "AccountKey=" * 90_000, "xoxb-" * 200_000, "key-" * 250_000,
+    "sig=" * 250_000, "1234567890:AA" * 70_000, "the password is " * 60_000,
+    "-eyJ" * 250_000, "pass: " * 160_000,
+], ids=lambda text: repr(text[:12]))
+def test_keyword_dense_megabytes_stay_linear(text: str) -> None:
+    # A rule run near each of its keywords must not rescan the text per occurrence: a
+    # quadratic one takes minutes of CPU here, a linear one a second or two.
+    import time
+
+    start = time.process_time()
+    redact(text)
+    assert time.process_time() - start < 5.0

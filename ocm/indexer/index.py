@@ -25,7 +25,7 @@ from whoosh.writing import LockError
 
 from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.errors import OcmError
-from ocm.vault.store import NOTE_DIRS, Vault, read_document
+from ocm.vault.store import NOTE_DIRS, Vault
 from ocm.vault.watch import NoteWatch
 
 from .buildcodec import BuildCodec
@@ -383,9 +383,12 @@ class NoteIndex:
         return Searcher(top, fromindex=ix, weighting=weighting())
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
+        # Imported here: a search that finds nothing changed never compiles the redactor.
+        from ocm.vault.scrub import read_scrubbed
+
         path = self.vault.root / rel
         try:
-            doc = read_document(path)
+            doc = read_scrubbed(path)
         except OcmError as exc:
             return None, str(getattr(exc, "problem", exc))
         except OSError as exc:

@@ -27,6 +27,10 @@ import functools
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import ahocorasick
 
 from .secret_rules import RULES as _GITLEAKS_RULES
 
@@ -37,7 +41,8 @@ _OWN_KINDS: tuple[str, ...] = (
     "google_api_key", "google_oauth_secret", "gitlab_token", "npm_token", "huggingface_token",
     "sendgrid_key", "pypi_token", "mailgun_key", "telegram_bot_token", "discord_bot_token",
     "jwt", "basic_auth", "bearer_token", "azure_storage_key", "azure_sas_token",
-    "url_credentials", "cli_password", "netrc_password", "password", "prose_secret",
+    "url_credentials", "curl_auth_user", "cli_password", "netrc_password", "password",
+    "prose_secret",
 )  # fmt: skip
 REDACTION_KINDS: tuple[str, ...] = _OWN_KINDS + tuple(
     dict.fromkeys(row[0] for row in _GITLEAKS_RULES if row[0] not in _OWN_KINDS))
@@ -54,29 +59,95 @@ def _casings(*words: str) -> str:
     return "|".join(sorted(variants, key=len, reverse=True))
 
 
-def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9") -> re.Pattern[str]:
+class _LazyPattern:
+    """A regex compiled on first use: a hook that redacts one prompt compiles only the rules
+    whose keywords occur in it, not all of them at import."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
+def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9") -> _LazyPattern:
     """`prefix` + `rest`, where the prefix must not be the tail of a longer word.
 
     The boundary is a lookbehind placed *after* the fixed-width prefix: a pattern that starts
     with a lookbehind loses `re`'s prefix scan and is tried at every offset, and a boundary
     checked only after the match would make `eyJeyJeyJ...` quadratic.
     """
-    return re.compile(f"{prefix}(?<![{word_chars}]{prefix}){rest}")
+    return _LazyPattern(f"{prefix}(?<![{word_chars}]{prefix}){rest}")
+
+
+# Lower-case literals at least one of which every hit of a kind contains: a rule runs only on
+# text holding one (found for all rules at once, see `_gate`). Kinds not listed always run.
+_OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "private_key": ("private key",),
+    "putty_private_key": ("putty-user-key-file-",),
+    "aws_access_key": ("akia", "asia"),
+    "aws_secret_key": ("secret",),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+    "slack_webhook": ("hooks.slack.com/",),
+    "stripe_key": ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
+                   "whsec_"),
+    "google_oauth_secret": ("gocspx-",),
+    "mailgun_key": ("key-",),
+    "telegram_bot_token": (":aa",),
+    "basic_auth": ("authorization",),
+    "azure_storage_key": ("accountkey=", "accesskey="),
+    "azure_sas_token": ("sig=",),
+    "google_api_key": ("aiza",),
+    "gitlab_token": ("glpat-", "gldt-", "glptt-", "glrt-"),
+    "npm_token": ("npm_",),
+    "huggingface_token": ("hf_",),
+    "sendgrid_key": ("sg.",),
+    "pypi_token": ("pypi-agei",),
+    "jwt": ("eyj",),
+    "bearer_token": ("bearer",),
+    "url_credentials": ("://",),
+    "curl_auth_user": ("curl",),
+    "netrc_password": ("machine",),
+    "password": ("pass", "pwd", "secret", "token", "key"),
+    "prose_secret": ("pass", "pwd", "pin", "secret", "token", "key"),
+}  # fmt: skip
 
 
 class _Rule:
     """One detector: a precompiled regex whose group `s` (or whole match) is the secret."""
 
-    def __init__(self, kind: str, pattern: re.Pattern[str]) -> None:
+    def __init__(self, kind: str, pattern: _LazyPattern,
+                 keywords: tuple[str, ...] | None = None, anchored: bool = False) -> None:
         self.kind = kind
         self.pattern = pattern
-        self._group: int | str = "s" if "s" in pattern.groupindex else 0
+        self.keywords: tuple[str, ...] = _OWN_KEYWORDS.get(kind, ()) if keywords is None \
+            else keywords
+        # Every match starts at one of the keywords: tried only there, not at every offset
+        # (the generic rules start with an alternation, which `re` cannot skip ahead to).
+        self.anchored = anchored
 
     def accept(self, text: str, m: re.Match[str]) -> bool:
         return True
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span(self._group) for m in self.pattern.finditer(text) if self.accept(text, m)]
+    def matches(self, text: str, starts: list[int] | None) -> Iterator[re.Match[str]]:
+        # Where keywords are dense, one scan in C beats a Python-level match per keyword.
+        if not self.anchored or starts is None or len(starts) * 16 > len(text):
+            yield from self.pattern.finditer(text)
+            return
+        for start in sorted(set(starts)):
+            m = self.pattern.match(text, start)
+            if m is not None:
+                yield m
+
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+        group = "s" if "s" in self.pattern.groupindex else 0
+        return [m.span(group) for m in self.matches(text, starts) if self.accept(text, m)]
 
 
 class _OpenAIRule(_Rule):
@@ -198,13 +269,13 @@ class _BareAssignmentRule(_Rule):
     `token=token=token=...` linear instead of rescanning every suffix.
     """
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
         run_start = run_end = -1
         call_follows = False
         field_ends: bool | None = None
         run_taken = False
-        for m in self.pattern.finditer(text):
+        for m in self.matches(text, starts):
             start = m.end()
             if not run_start <= start < run_end:
                 run = _BARE_RUN_RE.match(text, start)
@@ -281,9 +352,9 @@ class _TelegramRule(_Rule):
     """`123456789:AA...`: found at `:AA` (a literal the scan can skip to), then the bot id
     before it is checked and included."""
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
         found = []
-        for m in self.pattern.finditer(text):
+        for m in self.matches(text, starts):
             bot = _BOT_ID_RE.search(text, max(0, m.start() - 11), m.start())
             if bot is not None:
                 found.append((bot.start(), m.end()))
@@ -294,10 +365,30 @@ class _TelegramRule(_Rule):
 _CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]{4,}+)\"|'(?P<sq>[^'\n]{4,}+)'|(?P<bare>[^\s\"'`;|&()<>]{4,}+))"
 
 
-class _CliSecretRule(_Rule):
-    def spans(self, text: str) -> list[tuple[int, int]]:
+class _CurlUserRule(_Rule):
+    """`curl ... -u user:password`: found at the flag (a literal), then `curl` looked for
+    earlier on the same line, so a line full of `curl` stays linear."""
+
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
         found = []
-        for m in self.pattern.finditer(text):
+        for m in self.matches(text, starts):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if _CURL_RE.search(text, max(line_start, m.start() - 300), m.start()) is None:
+                continue
+            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+            user, _, password = m.group(group).partition(":")
+            if not _PLACEHOLDER_RE.match(password) and password.lower() not in _URL_PLACEHOLDERS:
+                found.append(m.span(group))
+        return found
+
+
+_CURL_RE = re.compile(r"\bcurl\b")
+
+
+class _CliSecretRule(_Rule):
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+        found = []
+        for m in self.matches(text, starts):
             group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
             value = m.group(group)
             if _plausible_value(value) and not value.startswith("-") and not (
@@ -314,9 +405,9 @@ class _ProseSecretRule(_Rule):
     """A secret named in a sentence. Only machine-looking values count (a digit, or upper and
     lower case letters, or a symbol inside), so "the token is expired" stays."""
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
         found = []
-        for m in self.pattern.finditer(text):
+        for m in self.matches(text, starts):
             key = m.group()[: m.start("s") - m.start()].split()[0]
             if key.lower() == "key" and _KEY_QUALIFIER_RE.search(
                     text, max(0, m.start() - 12), m.start()) is None:
@@ -345,7 +436,7 @@ _RULES: tuple[_Rule, ...] = (
         "private_key",
         # A BEGIN line whose END is missing redacts to the end of the text: a truncated key is
         # still a key.
-        re.compile(
+        _LazyPattern(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)",
             re.DOTALL,
@@ -354,7 +445,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("aws_access_key", _token("(?:AKIA|ASIA)", "[A-Z0-9]{16}(?![A-Za-z0-9])", "A-Za-z0-9")),
     _Rule(
         "aws_secret_key",
-        re.compile(
+        _LazyPattern(
             r"(?:aws|AWS|Aws)[_-]?(?:secret|SECRET|Secret)[A-Za-z_]{0,40}+[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
@@ -362,7 +453,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "aws_secret_key",
         # The JSON that `aws sts` / `aws iam create-access-key` print.
-        re.compile(
+        _LazyPattern(
             r"(?:SecretAccessKey|secret_access_key|SECRET_ACCESS_KEY)[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
@@ -385,7 +476,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("stripe_key", _token("whsec_", "[A-Za-z0-9]{24,}+")),
     _Rule("google_oauth_secret", _token("GOCSPX-", "[A-Za-z0-9_-]{24,}+")),
     _Rule("mailgun_key", _token("key-", "[0-9a-f]{32}(?![A-Za-z0-9_-])")),
-    _TelegramRule("telegram_bot_token", re.compile(r":AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")),
+    _TelegramRule("telegram_bot_token", _LazyPattern(r":AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")),
     _MixedRule(
         "discord_bot_token",
         _token("[MNO]", r"[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+"),
@@ -393,12 +484,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "putty_private_key",
         # Everything from the header to the MAC line; a key cut short goes to the end.
-        re.compile(r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*+[0-9A-Fa-f]++|.*)",
+        _LazyPattern(r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*+[0-9A-Fa-f]++|.*)",
                    re.DOTALL),
     ),
     _Rule(
         "basic_auth",
-        re.compile(
+        _LazyPattern(
             r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
             r"(?:Basic|basic|BASIC)[ \t]++(?P<s>[A-Za-z0-9+/]{8,}+=*+)"
         ),
@@ -406,34 +497,45 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "azure_storage_key",
         # Connection strings: `AccountKey=...;`, `SharedAccessKey=...`.
-        re.compile(r"(?:Account|SharedAccess|Access)Key=(?P<s>[A-Za-z0-9+/]{20,}+=*+)"),
+        _LazyPattern(r"(?:Account|SharedAccess|Access)Key=(?P<s>[A-Za-z0-9+/]{20,}+=*+)"),
     ),
     _Rule(
         "azure_sas_token",
         # The signature of a shared access signature URL (`...&sp=r&sig=...`).
-        re.compile(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/]{20,}+=*+)"),
+        _LazyPattern(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/]{20,}+=*+)"),
     ),
     # `--password hunter2`, `--token=...`, `-pPASS` of MySQL, `-p PASS` of docker/sshpass.
     _CliSecretRule(
         "cli_password",
-        re.compile(r"--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret"
+        _LazyPattern(r"--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret"
                    r"|access-token|auth-token)(?:=|[ \t]++)" + _CLI_VALUE),
+        ("--pass", "--token", "--api", "--secret", "--client-secret", "--access-token",
+         "--auth-token"), anchored=True,
     ),
     _CliSecretRule(
         "cli_password",
-        re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p(?=[^\s-])"
+        _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p(?=[^\s-])"
                    + _CLI_VALUE),
+        ("mysql", "mariadb"), anchored=True,
     ),
     _CliSecretRule(
         "cli_password",
-        re.compile(r"(?:(?:docker|podman|nerdctl)[ \t]++login|helm[ \t]++registry[ \t]++login"
+        _LazyPattern(r"(?:(?:docker|podman|nerdctl)[ \t]++login|helm[ \t]++registry[ \t]++login"
                    r"|sshpass)\b[^\n|;&]*?[ \t]-p[ \t]++"
                    + _CLI_VALUE),
+        ("docker", "podman", "nerdctl", "helm", "sshpass"), anchored=True,
+    ),
+    _CurlUserRule(
+        "curl_auth_user",
+        _LazyPattern(r"-(?:u(?<=[ \t]-u)|-user(?<=[ \t]--user))(?:=|[ \t]++)"
+                   r"(?:\"(?P<dq>[^\"\n:]*+:[^\"\n]{3,}+)\"|'(?P<sq>[^'\n:]*+:[^'\n]{3,}+)'"
+                   r"|(?P<bare>[^\s\"':]*+:[^\s\"']{3,}+))"),
     ),
     _CliSecretRule(
         "netrc_password",
-        re.compile(r"machine[ \t]++\S++\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
+        _LazyPattern(r"machine[ \t]++\S++\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
                    + _CLI_VALUE),
+        anchored=True,
     ),
     _Rule("google_api_key", _token("AIza", "[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
     _Rule("gitlab_token", _token("gl", "(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+")),
@@ -444,11 +546,13 @@ _RULES: tuple[_Rule, ...] = (
         _token(r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
     ),
     _Rule("pypi_token", _token("pypi-", "AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}+")),
-    _Rule("jwt", _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+")),
+    # The boundary must hold every character of the body, or `_eyJ_eyJ...` is quadratic.
+    _Rule("jwt", _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
+                        "A-Za-z0-9_-")),
     _Rule(
         "bearer_token",
         # Inside a real Authorization header any token counts, placeholder-looking or not.
-        re.compile(
+        _LazyPattern(
             r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
             r"(?:Bearer|bearer|BEARER)[ \t]++" + _BEARER_TOKEN
         ),
@@ -461,20 +565,22 @@ _RULES: tuple[_Rule, ...] = (
         "url_credentials",
         # scheme://user:PASSWORD@host: only the password goes, user and host stay readable.
         # Anchored on `://` so ports (`host:8080/`) never look like passwords.
-        re.compile(r"://[^\s:/@?#\[\]\"'<>]*+:(?P<s>[^\s/@?#\[\]\"'<>{}]++)@(?=[^\s/@])"),
+        _LazyPattern(r"://[^\s:/@?#\[\]\"'<>]*+:(?P<s>[^\s/@?#\[\]\"'<>{}]++)@(?=[^\s/@])"),
     ),
-    _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _DQ_VALUE)),
-    _QuotedAssignmentRule("password", re.compile(_KEY_AND_SEP + _SQ_VALUE)),
-    _BareAssignmentRule("password", re.compile(_KEY_AND_SEP + f"(?={_BARE_CHARS})")),
+    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _DQ_VALUE), anchored=True),
+    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _SQ_VALUE), anchored=True),
+    _BareAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + f"(?={_BARE_CHARS})"),
+                        anchored=True),
     _ProseSecretRule(
         "prose_secret",
         # "the password is hunter2", "AWS secret key is ...", "token was: ...".
-        re.compile(
+        _LazyPattern(
             r"(?:" + _casings("password", "passphrase", "passwd", "pwd", "pin", "token",
                               "secret", "key") + r")"
             r"[ \t]++(?:(?:is|was)[ \t:]*+(?:set[ \t]++to[ \t]++)?|:[ \t]*+)"
             r"[\"'`]?(?P<s>[^\s\"'`]{6,}+)"
         ),
+        anchored=True,
     ),
 )
 
@@ -510,34 +616,19 @@ class _KeywordRule:
         self._allow: list[tuple[str, re.Pattern[str]]] | None = None
         self._stop = stop
 
-    def _windows(self, lowered: str) -> list[tuple[int, int]]:
-        starts: list[int] = []
-        for keyword in self.keywords:
-            i = lowered.find(keyword)
-            while i >= 0:
-                starts.append(i)
-                i = lowered.find(keyword, i + 1)
-        if not starts:
-            return []
-        starts.sort()
+    def spans(self, text: str, starts: list[int]) -> list[tuple[int, int]]:
+        """Hits in windows around `starts`, where this rule's keywords occur."""
         windows: list[tuple[int, int]] = []
-        for i in starts:
-            lo, hi = max(0, i - _WINDOW_BEFORE), i + _WINDOW_AFTER
+        for i in sorted(starts):
+            lo, hi = max(0, i - _WINDOW_BEFORE), min(len(text), i + _WINDOW_AFTER)
             if windows and lo <= windows[-1][1]:
                 windows[-1] = (windows[-1][0], hi)
             else:
                 windows.append((lo, hi))
-        return windows
-
-    def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
-        windows = self._windows(lowered)
-        if not windows:
-            return []
         if self._pattern is None:
             self._pattern = re.compile(self._regex, re.ASCII)
         found: list[tuple[int, int]] = []
         for lo, hi in windows:
-            hi = min(hi, len(text))
             for m in self._pattern.finditer(text, lo, hi):
                 group = self._group or next(
                     (i for i in range(1, len(m.groups()) + 1) if m.group(i) is not None), 0)
@@ -588,12 +679,27 @@ def _globally_allowed(secret: str) -> bool:
 
 
 @functools.cache
-def _keyword_rules() -> tuple[_KeywordRule, ...]:
-    return tuple(_KeywordRule(*row) for row in _GITLEAKS_RULES)
+def _gate() -> tuple[tuple[_Rule | _KeywordRule, ...], ahocorasick.Automaton]:
+    """Every rule in rank order (our specific kinds, gitleaks', then the generic shapes, so a
+    Heroku key in `HEROKU_API_KEY=...` is named for Heroku, not `password`), and one
+    Aho-Corasick automaton over all their keywords: a single pass over the text tells which
+    rules can match, and where."""
+    rules: list[_Rule | _KeywordRule] = [r for r in _RULES if r.kind not in _GENERIC]
+    rules += [_KeywordRule(*row) for row in _GITLEAKS_RULES]
+    rules += [r for r in _RULES if r.kind in _GENERIC]
+    by_keyword: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for keyword in rule.keywords:
+            by_keyword.setdefault(keyword, []).append(i)
+    gate = ahocorasick.Automaton()
+    for keyword, indices in by_keyword.items():
+        gate.add_word(keyword, (len(keyword), tuple(indices)))
+    gate.make_automaton()
+    return tuple(rules), gate
 
 
-_GENERIC = frozenset({"bearer_token", "url_credentials", "cli_password", "netrc_password",
-                      "password", "prose_secret"})
+_GENERIC = frozenset({"bearer_token", "url_credentials", "curl_auth_user", "cli_password",
+                      "netrc_password", "password", "prose_secret"})
 
 
 # Redacting can change what a rule sees next to the secret: in `...KEY-----ghp_...` the token
@@ -623,11 +729,21 @@ def _scan(text: str) -> list[tuple[str, int, int]]:
     lowered = text.lower()
     if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
         lowered = text.encode("ascii", "replace").decode().lower()
-    # Rank order: our specific kinds, gitleaks', then the generic shapes (so a Heroku key in
-    # `HEROKU_API_KEY=...` is named for Heroku, not `password`).
-    found = [(rule.kind, rule.spans(text)) for rule in _RULES if rule.kind not in _GENERIC]
-    found += [(rule.kind, rule.spans(text, lowered)) for rule in _keyword_rules()]
-    found += [(rule.kind, rule.spans(text)) for rule in _RULES if rule.kind in _GENERIC]
+    rules, gate = _gate()
+    starts: dict[int, list[int]] = {}
+    if gate.kind == ahocorasick.AHOCORASICK:
+        for end, (length, indices) in gate.iter(lowered):
+            for i in indices:
+                starts.setdefault(i, []).append(end - length + 1)
+    found: list[tuple[str, list[tuple[int, int]]]] = []
+    for i, rule in enumerate(rules):
+        if isinstance(rule, _KeywordRule):
+            if i in starts:
+                found.append((rule.kind, rule.spans(text, starts[i])))
+        elif not rule.keywords:
+            found.append((rule.kind, rule.spans(text)))
+        elif i in starts:
+            found.append((rule.kind, rule.spans(text, starts[i])))
     for rank, (kind, spans) in enumerate(found):
         for start, end in spans:
             if start >= end:

@@ -114,8 +114,10 @@ def _files(source: Path, pattern: str = "*.md") -> list[Path]:
         return [source]
     if not source.is_dir():
         raise InvalidInput(f"nothing to import at {source}: no such file or folder")
+    # Links are never followed out of the folder (rglob does not enter linked folders).
     found = sorted(p for p in source.rglob(pattern)
-                   if not any(part.startswith(".") for part in p.relative_to(source).parts))
+                   if not any(part.startswith(".") for part in p.relative_to(source).parts)
+                   and not p.is_symlink())
     if len(found) > MAX_IMPORT_FILES:
         raise InvalidInput(f"{source} holds {len(found):,} files (max {MAX_IMPORT_FILES:,})")
     return found

@@ -695,10 +695,13 @@ class Project:
     def _restore(self, notes: list[dict[str, str]], vault: Vault,
                  dry_run: bool) -> dict[str, Any]:
         from ocm.vault.atomic import atomic_write_text
+        from ocm.vault.boundary import check_inside
         from ocm.vault.redact import redact
 
         out: dict[str, Any] = {"format": "ocm", "dry_run": dry_run, "planned": len(notes),
                                "created": [], "skipped": 0, "by_type": {}, "items": []}
+        for note in notes:  # all checked before anything is written
+            check_inside(vault.root, vault.root / note["path"])
         for note in notes:
             target = vault.root / note["path"]
             kind = note["path"].split("/", 1)[0]

@@ -138,6 +138,14 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
                                                     "; the ocm-note merge driver is not "
                                                     "registered in this clone"),
                             "" if registered else "ocm init"))
+    from ocm.vault.boundary import links_in
+
+    links = links_in(vault.root)
+    if links:
+        more = f" (+{len(links) - 10} more)" if len(links) > 10 else ""
+        checks.append(Check("symbolic links", "warn",
+                            f"never read or written: {', '.join(links[:10])}{more}",
+                            "replace each link with the file itself, or delete it"))
     if journal.pending(vault.root):
         checks.append(Check("hook journal", "info", "hook records wait to be folded",
                             "any `ocm search` folds them"))

@@ -8,6 +8,7 @@ happens before any byte is written, so a refused call leaves the vault as it was
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 
 from . import autosummary, gitinfo, gitsnapshot
 from .atomic import atomic_write_text, file_signature, locked
+from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
 from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .ids import random_suffix, slugify, validate_id, validate_slug
@@ -51,7 +53,6 @@ from .team import is_team
 from .transcripts import TRANSCRIPTS_DIR
 
 T = TypeVar("T")
-MAX_NOTE_BYTES = 2_000_000
 _WRITE_ATTEMPTS = 5
 SESSIONS_DIR = "sessions"
 MEMORIES_DIR = "memories"
@@ -70,12 +71,14 @@ class WriteResult:
 
 _DIR_FD_STAT = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _scan_folder(fd: int, prefix: str, out: dict[str, list[int]]) -> list[str]:
     """Record the notes of one open folder in `out`; return its subfolders' names.
     Names come from `listdir` (no DirEntry objects); a `.md` name costs one `stat`, any
-    other name one `lstat` to tell a real subfolder (links to folders are not followed)."""
+    other name one `lstat` to tell a real subfolder (links are never followed: see
+    vault/boundary.py)."""
     stat, is_reg, is_dir = os.stat, S_ISREG, S_ISDIR
     subfolders = []
     for name in os.listdir(fd):
@@ -83,7 +86,7 @@ def _scan_folder(fd: int, prefix: str, out: dict[str, list[int]]) -> list[str]:
             continue
         try:
             if name.endswith(".md"):
-                st = stat(name, dir_fd=fd)
+                st = stat(name, dir_fd=fd, follow_symlinks=False)  # a link is never a note
                 if is_reg(st.st_mode):
                     out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     continue
@@ -101,6 +104,8 @@ def _signatures_by_path(root: str, cut: int,
     stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
     while stack:
         folder = stack.pop()
+        if os.path.islink(folder):
+            continue
         try:
             entries = list(os.scandir(folder))
         except (FileNotFoundError, NotADirectoryError):
@@ -114,8 +119,8 @@ def _signatures_by_path(root: str, cut: int,
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                elif name.endswith(".md"):
-                    st = entry.stat()
+                elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
                     out[entry.path[cut:].replace(os.sep, "/")] = [st.st_mtime_ns, st.st_size]
             except FileNotFoundError:
                 continue
@@ -124,9 +129,18 @@ def _signatures_by_path(root: str, cut: int,
 
 def read_note_text(path: Path) -> str:
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise NotFound(f"note file {path} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NoteFormatError(path, "is a symbolic link; ocm never reads through links"
+                                  ) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(MAX_NOTE_BYTES + 1)
+        if len(raw) > MAX_NOTE_BYTES:
+            raw += handle.read()
     if len(raw) > MAX_NOTE_BYTES:
         raise NoteFormatError(path, f"note is {len(raw):,} bytes (max {MAX_NOTE_BYTES:,})")
     try:
@@ -206,9 +220,13 @@ class Vault:
         while stack:
             folder = stack.pop()
             try:
-                fd = os.open(folder, _DIR_FLAGS)
+                fd = os.open(folder, _DIR_FLAGS | _NOFOLLOW)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:  # ELOOP: `sessions/` or `memories/` is a link
+                if exc.errno == errno.ELOOP:
+                    continue
+                raise
             try:
                 subfolders = _scan_folder(fd, folder[cut:].replace(os.sep, "/") + "/", out)
             finally:
@@ -221,7 +239,7 @@ class Vault:
     def note_signature(self, rel: str) -> list[int] | None:
         """[mtime_ns, size] of one note by its vault-relative path; None if it is gone."""
         try:
-            st = os.stat(os.path.join(self.root, rel))
+            st = os.lstat(os.path.join(self.root, rel))
         except (FileNotFoundError, NotADirectoryError):
             return None
         return [st.st_mtime_ns, st.st_size] if S_ISREG(st.st_mode) else None
@@ -234,6 +252,7 @@ class Vault:
 
     # -- safe edit ----------------------------------------------------------------
     def _edit(self, path: Path, lock: str, mutate: Callable[[Document], T]) -> tuple[T, bool]:
+        check_inside(self.root, path)
         with locked(self.locks_dir, lock):
             for _ in range(_WRITE_ATTEMPTS):
                 signature = file_signature(path)
@@ -243,6 +262,7 @@ class Vault:
                 new_text = doc.render()
                 if new_text == text:
                     return result, False
+                check_size(path, new_text)
                 # edited under us (checked again after our fsync): re-read and re-apply
                 if atomic_write_text(path, new_text,
                                      unchanged=lambda sig=signature: file_signature(path) == sig):
@@ -290,7 +310,7 @@ class Vault:
         if "/" in sid or "\\" in sid or "\x00" in sid or ".." in sid:
             raise InvalidInput(f"invalid session id {sid!r}: no path separators or '..'")
         direct = self.sessions_dir / f"{sid}.md"
-        if direct.is_file():
+        if is_real_file(direct) and is_real_dir(self.sessions_dir):
             return direct
         for path, data in self.session_headers():
             if sid in (str(data.get("id") or ""), path.stem, str(data.get("agent_session_id"))):
@@ -342,6 +362,7 @@ class Vault:
                 if fields.get(key) is not None:
                     note.set_frontmatter(key, fields[key])
             path = self.sessions_dir / f"{session_id}.md"
+            check_inside(self.root, path)
             atomic_write_text(path, doc.render())
         return WriteResult(session_id, path, "open", "session")
 
@@ -377,6 +398,7 @@ class Vault:
         if path.stem != note_id or note_id.endswith(f"_{slug}"):
             return path
         target = path.with_name(f"{path.stem}_{slug}.md")
+        check_inside(self.root, target)
         if target.exists():
             return path
         os.replace(path, target)
@@ -463,11 +485,11 @@ class Vault:
 
     def find_memory(self, memory_id: str) -> Path:
         mid = validate_id(unlink(memory_id), "memory id")
-        if self.memories_dir.is_dir():
+        if is_real_dir(self.memories_dir):
             # The copy that counts when a file was duplicated (ocm.vault.duplicates).
             for folder in sorted(self.memories_dir.iterdir()):
                 candidate = folder / f"{mid}.md"
-                if folder.is_dir() and candidate.is_file():
+                if is_real_dir(folder) and is_real_file(candidate):
                     return candidate
             # Renamed or moved by a person: identity is the frontmatter id, not the path.
             for path in sorted(self.note_paths()):
@@ -543,7 +565,10 @@ class Vault:
                 match = best_match(self, fields, content, candidates=supersede_candidates)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
-            atomic_write_text(path, new_memory_document(fields, content).render())
+            check_inside(self.root, path)
+            rendered = new_memory_document(fields, content).render()
+            check_size(path, rendered)
+            atomic_write_text(path, rendered)
             if match is not None:
                 self._mark_superseded(Path(match.old_path), memory_id,
                                       match.reason(memory_id))
@@ -662,6 +687,7 @@ class Vault:
             status, changed = self._edit(path, f"note-{path.stem}", mutate)
             if new_type and path.parent.name != new_type:
                 target = self.memory_path(new_type, path.stem)
+                check_inside(self.root, target)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(path, target)
                 path = target

@@ -174,6 +174,7 @@ def test_mcp_arguments_are_redacted_in_every_field(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OCM_HOME", str(tmp_path / "home"))
     proj = h.make_repo(tmp_path / "proj")
+    h.init_vault(proj, {"OCM_HOME": str(tmp_path / "home")})
     cases = [c for c in CORPUS if "\n" not in c[2]]
     secrets = [secret for _k, _b, secret, _a in cases]
     # Each secret in its context (`HEROKU_API_KEY=<uuid>`): bare, some kinds are random text.
@@ -183,12 +184,13 @@ def test_mcp_arguments_are_redacted_in_every_field(tmp_path: Path,
 
     async def main() -> None:
         async with Client(build_server(proj), raise_exceptions=True) as c:
-            await c.call_tool("ocm__checkpoint", {
+            result = await c.call_tool("ocm__checkpoint", {
                 "slug": "mcp", "goal": f"goal {texts[0]}", "work_completed": texts,
                 "decisions": [f"**d:** {t}" for t in texts], "tags": texts[:3],
                 "references": [{"url": f"https://x.io/{s}", "title": t}
                                for s, t in zip(bare[:5], texts[5:10], strict=True)],
                 "plan_files": [{"path": f"p/{bare[1]}.md", "header": texts[2]}]})
+            assert not result.is_error, result
             result = await c.call_tool("ocm__remember", {
                 "content": joined, "type": "decision", "title": texts[3],
                 "key": f"k-{bare[4]}", "tags": texts[5:8], "files": [f"src/{bare[8]}"]})

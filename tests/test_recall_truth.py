@@ -101,3 +101,23 @@ def test_recall_json_items_carry_status(project: Project, status: str) -> None:
     project.set_memory_status(hide.id, status)
     brief = project.recall(fmt="json")
     assert [(i["id"], i["status"]) for i in brief.items] == [(keep.id, "active")]
+
+
+def test_hook_brief_counts_the_notes_past_its_read_cap_and_logs_the_warning(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.agents import brief as hook_brief
+
+    start = datetime(2026, 1, 1, 9, 0)
+    me = project.remember("I maintain the payments service", "identity", created=start)
+    for n in range(6):
+        project.remember(f"Gotcha {n}: the widget {n} needs flag {n}", "gotcha",
+                         created=start + timedelta(minutes=n + 1))
+    monkeypatch.setattr(hook_brief, "MAX_PINNED_FILES", 3)  # identity is read first
+    text = hook_brief.session_brief(project, "2026-01-01_09-00_claude-code", 6000, 10_000)
+    assert me.id in text
+    assert "(4 more memories did not fit" in text  # 4 of the 6 gotchas were never read
+    log = (project.vault.root / ".hooks" / "hook.log").read_text(encoding="utf-8")
+    assert "4 left out" in log
+    monkeypatch.setattr(hook_brief, "MAX_PINNED_FILES", 2000)
+    roomy = hook_brief.session_brief(project, "2026-01-01_09-00_claude-code", 6000, 10_000)
+    assert "did not fit" not in roomy and all(f"Gotcha {n}:" in roomy for n in range(6))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Hit
 from ocm.indexer.recall import build_brief
+from ocm.vault import journal
 from ocm.vault.duplicates import one_per_id
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
@@ -27,11 +28,13 @@ MAX_PINNED_FILES = 2000
 SNIPPET_CHARS = 400
 
 
-def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> list[Hit]:
+def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> tuple[list[Hit], int]:
+    """Active memories of `types` (in that order, so identity is read first), and how many
+    note files were left unread past MAX_PINNED_FILES (a hook must stay fast)."""
     hits: list[Hit] = []
     if not vault.memories_dir.is_dir():
-        return hits
-    seen = 0
+        return hits, 0
+    seen = unread = 0
     for memory_type in types:
         folder = vault.memories_dir / memory_type
         if not folder.is_dir():
@@ -41,7 +44,8 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> list[Hi
                 continue
             seen += 1
             if seen > MAX_PINNED_FILES:
-                return hits
+                unread += 1
+                continue
             try:
                 note = MemoryNote(read_document(path))
             except OcmError:
@@ -56,7 +60,7 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> list[Hi
                 meta={"snippet": content[:SNIPPET_CHARS], "files": note.str_list("files"),
                       "importance": note.importance,
                       "git_sha": str(note.fm.get("git_sha") or "")}))
-    return one_per_id(hits, lambda hit: ("", hit.id, hit.path))
+    return one_per_id(hits, lambda hit: ("", hit.id, hit.path)), unread
 
 
 def _last_session(vault: Vault, current_id: str) -> Hit | None:
@@ -79,10 +83,12 @@ def _last_session(vault: Vault, current_id: str) -> Hit | None:
 def session_brief(project: Project, session_id: str, budget: int, cap: int,
                   compacted: bool = False) -> str:
     budget = max(400, min(budget, cap))
-    pinned = _memory_hits(project.vault)
+    pinned, unread = _memory_hits(project.vault)
     mark_stale(pinned, project.vault.project_root)  # "verify: src/x.py changed since …"
     if project.user_vault.root.is_dir():
-        pinned += _memory_hits(project.user_vault)
+        user_pinned, user_unread = _memory_hits(project.user_vault)
+        pinned += user_pinned
+        unread += user_unread
     last = _last_session(project.vault, session_id)
     notice = ""
     if compacted:
@@ -90,7 +96,9 @@ def session_brief(project: Project, session_id: str, budget: int, cap: int,
                   f"trigger context_limit. ocm__checkpoint with session_id {session_id} saves "
                   "the goal, completed and pending work so far.")
     brief = build_brief(project.vault.project, pinned, [], [last] if last else [],
-                        budget - len(notice), "prompt", session_id)
+                        budget - len(notice), "prompt", session_id, unread=unread)
+    if brief.warning:
+        journal.log(project.vault.root, brief.warning)
     text = brief.text
     if notice:
         head, _, rest = text.partition("\n")
@@ -123,7 +131,7 @@ def prompt_memories(project: Project, prompt: str, limit: int, budget: int,
     scored: list[tuple[float, Any]] = []
     types = tuple(p.name for p in project.vault.memories_dir.iterdir() if p.is_dir()) if (
         project.vault.memories_dir.is_dir()) else ()
-    for hit in _memory_hits(project.vault, types):
+    for hit in _memory_hits(project.vault, types)[0]:
         title_terms = _terms(hit.title)
         body_terms = _terms(hit.meta.get("snippet", ""))
         overlap = wanted & (title_terms | body_terms)

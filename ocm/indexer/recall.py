@@ -79,11 +79,12 @@ def _line(item: dict[str, Any], fmt: str) -> str:
 
 
 def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list[Hit],
-                budget: int, fmt: str, session_id: str | None) -> Brief:
+                budget: int, fmt: str, session_id: str | None, unread: int = 0) -> Brief:
     """Identity first (never dropped, even past the budget), then what is relevant to the
     task, then the other pinned types in RECALL_ORDER, newest first. Only what is true now
     is stated: a relevant memory that was resolved, superseded or archived is left out and
-    counted in `left_out`. `dropped` counts every item that did not fit."""
+    counted in `left_out`. `dropped` counts every item that did not fit, plus `unread`:
+    pinned notes the caller did not read (the hook's brief stops at a file cap)."""
     left_out = sum(1 for hit in relevant if not current(hit))
     ordered = _order([h for h in pinned if current(h)])
     identity = [h for h in ordered if h.type in NEVER_DROPPED]
@@ -123,7 +124,7 @@ def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list
             used += cost
         else:
             last_session = None
-    dropped = 0
+    dropped = unread
     for item in items:
         extra = [] if item["section"] == section else ["", f"## {item['section']}"]
         line = _line(item, fmt)

@@ -97,8 +97,11 @@ def opencode(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], d
         "model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-sonnet-4-5",
         "autoupdate": False, "share": "disabled",
         "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"}})
+    # `opencode run` takes its project folder from $PWD, not from the process's working
+    # directory: without it, it runs in the caller's folder (no plugin, MCP or hooks).
     env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-           "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
+           "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
+           "PWD": str(root)}
     return [str(host.exe), "run", PROMPT], env
 
 

@@ -1320,8 +1320,8 @@ def secret_corpus() -> list[tuple[str, str, str, str]]:
 
 
 def more_secret_shapes() -> list[tuple[str, str, str, str]]:
-    """The kinds an independent audit found stored verbatim, and a sample of gitleaks'
-    families: (kind, text before, secret, text after)."""
+    """The kinds an independent audit found stored verbatim, and a sample of the vendor
+    token families: (kind, text before, secret, text after)."""
     alnum = string.ascii_letters + string.digits
     lower = string.ascii_lowercase + string.digits
     upper = string.ascii_uppercase + string.digits
@@ -1383,9 +1383,6 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
         ("password", "X-Api-Key: ", f(32, alnum, "xak"), "\n"),
         ("url_credentials", "git clone https://bot:", f(20, alnum, "gcl"),
          "@git.example.com/r.git"),
-        ("onepassword_secret_key", "1password ", "A3-" + f(6, upper, "op1") + "-"
-         + f(11, upper, "op2")
-         + "-" + f(5, upper, "op3") + "-" + f(5, upper, "op4") + "-" + f(5, upper, "op5"), " kit"),
         ("age_secret_key", "age key ", "AGE-SECRET-KEY-1" + "".join(
             random.Random(7).choice("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L") for _ in range(58)), " x"),
         ("alibaba_access_key_id", "aliyun ", "LT" + "AI" + f(20, alnum, "ali"), " ok"),
@@ -1402,8 +1399,6 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
         ("gitlab_token", "runner ", "gl" + "rt-" + f(20, urlsafe, "grt"),
          " ok"),
         ("grafana_cloud_api_token", "grafana cloud ", "gl" + "c_" + f(40, b64, "glc"), " ok"),
-        ("hashicorp_tf_api_token", "tfe ", f(14, lower, "tf1") + ".atlas" + "v1."
-         + f(64, urlsafe, "tf2"), " ok"),
         ("infracost_api_token", "infracost ", "ic" + "o-" + f(32, alnum, "ico"), " ok"),
         ("linear_api_key", "linear ", "lin" + "_api_" + f(40, alnum, "lin"), " ok"),
         ("notion_api_token", "notion ", "nt" + "n_" + f(11, string.digits, "nt1")
@@ -1424,20 +1419,15 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
         ("sentry_user_token", "sentry ", "sntr" + "yu_" + f(64, hexd, "sny"), " ok"),
         ("shippo_api_token", "shippo ", "shi" + "ppo_live_" + f(40, hexd, "shi"), " ok"),
         ("square_access_token", "square ", "sq0" + "atp-" + f(22, urlsafe, "sq"), " ok"),
-        ("heroku_api_key", "HEROKU_API_KEY=", uuid, "\n"),
+        ("password", "HEROKU_API_KEY=", uuid, "\n"),
         ("new_relic_user_api_key", "NEW_RELIC_API_KEY=", "NR" + "AK-" + f(27, upper, "nr"), "\n"),
-        ("sentry_access_token", "SENTRY_AUTH_TOKEN=", f(64, hexd, "sen"), "\n"),
-        ("okta_access_token", "OKTA_TOKEN=", "00" + f(40, urlsafe, "okt"), "\n"),
-        ("mapbox_api_token", "MAPBOX_TOKEN=", "pk." + f(60, lower, "mb1") + "."
+        ("password", "SENTRY_AUTH_TOKEN=", f(64, hexd, "sen"), "\n"),
+        ("password", "OKTA_TOKEN=", "00" + f(40, urlsafe, "okt"), "\n"),
+        ("password", "MAPBOX_TOKEN=", "pk." + f(60, lower, "mb1") + "."
          + f(22, lower, "mb2"),
          "\n"),
-        ("maxmind_license_key", "maxmind ", f(6, alnum, "mm1") + "_" + f(29, alnum, "mm2") + "_mmk",
-         " ok"),
         ("adobe_client_secret", "adobe ", "p8" + "e-" + f(32, alnum, "adb"), " ok"),
-        ("facebook_page_access_token", "fb ", "EA" + "AM" + f(110, alnum, "fbp"), " ok"),
         ("atlassian_api_token", "JIRA_API_TOKEN=", "ATA" + "TT3" + f(186, urlsafe, "atl"), "\n"),
-        ("cloudflare_origin_ca_key", "cf ", "v1" + ".0-" + f(24, hexd, "cf1") + "-"
-         + f(146, hexd, "cf2"), " ok"),
         ("gitlab_feed_token", "feed ", "gl" + "ft-" + f(20, urlsafe, "gft"), " ok"),
         ("gitlab_scim_token", "scim ", "gl" + "soat-" + f(20, urlsafe, "gsc"), " ok"),
         ("slack_token", "user token ", "xo" + "xp-" + f(12, string.digits, "su1") + "-"
@@ -1445,30 +1435,32 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
          + f(32, alnum, "su4"), " ok"),
         ("slack_token", "legacy ", "xo" + "xa-2-" + f(30, alnum, "slw"), " ok"),
         ("shopify_shared_secret", "shopify ", "sh" + "pss_" + f(32, hexd, "shs"), " ok"),
-        ("sumologic_access_token", "SUMO_ACCESS_KEY=", f(64, alnum, "sum"), "\n"),
+        ("password", "SUMO_ACCESS_KEY=", f(64, alnum, "sum"), "\n"),
         ("typeform_api_token", "TYPEFORM_TOKEN=", "tf" + "p_" + f(59, urlsafe, "tfp"), "\n"),
         ("yandex_api_key", "YANDEX_KEY=", "AQ" + "VN" + f(36, urlsafe, "ydx"), "\n"),
-        ("zendesk_secret_key", "ZENDESK_TOKEN=", f(40, alnum, "zdk"), "\n"),
+        ("password", "ZENDESK_TOKEN=", f(40, alnum, "zdk"), "\n"),
         ("settlemint_personal_access_token", "settlemint ", "sm" + "_pat_" + f(16, alnum, "smp"),
          " ok"),
         ("intra42_client_secret", "42 ", "s-s4t2" + "ud-" + f(64, hexd, "i42"), " ok"),
-        ("authress_service_client_access_key", "authress ", "sc_" + f(20, lower, "au1") + "."
-         + f(5, lower, "au2") + ".acc_" + f(20, lower, "au3") + "." + f(40, b64, "au4"), " ok"),
+        ("huggingface_org_token", "hf org ", "api" + "_org_" + f(34, alnum, "hfo"), " ok"),
+        ("sentry_org_token", "sentry org ", "sntr" + "ys_" + f(120, alnum, "sno"), " ok"),
+        ("onepassword_service_account_token", "op ", "ops" + "_eyJ" + f(250, alnum, "ops"),
+         " ok"),
+        ("digitalocean_pat", "doctl oauth ", "do" + "o_v1_" + f(64, hexd, "doo"), " ok"),
     ]
     return shapes
 
 
 # Secrets recognised only by what surrounds them (`PASSWORD=`, `Bearer `, `user:...@`): a file
 # path holding one bare is indistinguishable from any random name, so paths get the others.
-# Gitleaks' keyword rules (`HEROKU_API_KEY=<uuid>`) and the command-line, header, prose and
-# connection-string shapes are of this sort too; key blocks span lines, which paths do not.
+# Vendor keys named only by their variable (`HEROKU_API_KEY=<uuid>`) and the command-line,
+# header, prose and connection-string shapes are of this sort too; key blocks span lines,
+# which paths do not.
 CONTEXT_KINDS = {
     "aws_secret_key", "bearer_token", "password", "url_credentials", "private_key",
     "putty_private_key", "azure_ad_client_secret", "azure_sas_token", "azure_storage_key",
     "basic_auth", "cli_password", "curl_auth_user", "netrc_password", "prose_secret",
-    "heroku_api_key", "mapbox_api_token", "new_relic_user_api_key", "okta_access_token",
-    "sentry_access_token", "sumologic_access_token", "typeform_api_token", "yandex_api_key",
-    "zendesk_secret_key",
+    "new_relic_user_api_key", "typeform_api_token", "yandex_api_key",
 }  # fmt: skip
 
 

@@ -24,28 +24,24 @@ Design notes:
 from __future__ import annotations
 
 import functools
-import math
 import re
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import ahocorasick
 
-from .secret_rules import RULES as _GITLEAKS_RULES
+from .vendor_tokens import VENDOR_TOKENS
 
-# Kinds detected by the rules below, then gitleaks' (the marker names them).
-_OWN_KINDS: tuple[str, ...] = (
+# Kinds detected by the rules below (the marker names them).
+REDACTION_KINDS: tuple[str, ...] = (
     "private_key", "putty_private_key", "aws_access_key", "aws_secret_key", "github_token",
     "anthropic_key", "openai_key", "slack_token", "slack_webhook", "stripe_key",
     "google_api_key", "google_oauth_secret", "gitlab_token", "npm_token", "huggingface_token",
     "sendgrid_key", "pypi_token", "mailgun_key", "telegram_bot_token", "discord_bot_token",
     "jwt", "basic_auth", "bearer_token", "azure_storage_key", "azure_sas_token",
     "url_credentials", "curl_auth_user", "cli_password", "netrc_password", "password",
-    "prose_secret",
-)  # fmt: skip
-REDACTION_KINDS: tuple[str, ...] = _OWN_KINDS + tuple(
-    dict.fromkeys(row[0] for row in _GITLEAKS_RULES if row[0] not in _OWN_KINDS))
+    "prose_secret", "azure_ad_client_secret",
+) + tuple(dict.fromkeys(kind for kind, *_ in VENDOR_TOKENS))  # fmt: skip
 
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _HAS_DIGIT = re.compile(r"[0-9]")
@@ -585,107 +581,26 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-# --- gitleaks' rules (secret_rules.py) ------------------------------------------------------
-
-# Where a keyword occurs, its rule is run from this far before it to this far after it. The
-# rules match the keyword within a few characters of the secret, except `curl` ones, which
-# allow a few lines between `curl` and its `-u` / `-H` flag.
-_WINDOW_BEFORE = 128
-_WINDOW_AFTER = 2048
-
-
-def _entropy(value: str) -> float:
-    """Shannon entropy in bits per character, as gitleaks computes it."""
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
-
-
-class _KeywordRule:
-    """One of gitleaks' rules: run only near its keywords, the regex compiled on first use,
-    a hit kept if its secret is random enough and no allowlist entry or stopword matches."""
-
-    def __init__(self, kind: str, keywords: tuple[str, ...], regex: str, entropy: float,
-                 group: int, allow: tuple[tuple[str, str], ...], stop: tuple[str, ...]) -> None:
-        self.kind = kind
-        self.keywords = keywords
-        self._regex = regex
-        self._pattern: re.Pattern[str] | None = None
-        self._entropy = entropy
-        self._group = group
-        self._allow_spec = allow
-        self._allow: list[tuple[str, re.Pattern[str]]] | None = None
-        self._stop = stop
-
-    def spans(self, text: str, starts: list[int]) -> list[tuple[int, int]]:
-        """Hits in windows around `starts`, where this rule's keywords occur."""
-        windows: list[tuple[int, int]] = []
-        for i in sorted(starts):
-            lo, hi = max(0, i - _WINDOW_BEFORE), min(len(text), i + _WINDOW_AFTER)
-            if windows and lo <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], hi)
-            else:
-                windows.append((lo, hi))
-        if self._pattern is None:
-            self._pattern = re.compile(self._regex, re.ASCII)
-        found: list[tuple[int, int]] = []
-        for lo, hi in windows:
-            for m in self._pattern.finditer(text, lo, hi):
-                group = self._group or next(
-                    (i for i in range(1, len(m.groups()) + 1) if m.group(i) is not None), 0)
-                start, end = m.span(group)
-                # `$` matches at the end of a window: a hit cut there may be a longer value.
-                if end == hi < len(text) and m.end() == hi:
-                    continue
-                if start < end and self._accept(text, m, text[start:end]):
-                    found.append((start, end))
-        return found
-
-    def _accept(self, text: str, m: re.Match[str], secret: str) -> bool:
-        if self._entropy and _entropy(secret) < self._entropy:
-            return False
-        lowered = secret.lower()
-        if any(word in lowered for word in self._stop):
-            return False
-        if self._allow is None:
-            self._allow = [(target, re.compile(rx, re.ASCII)) for target, rx in self._allow_spec]
-        for target, pattern in self._allow:
-            if target == "match":
-                subject = m.group()
-            elif target == "line":
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                line_end = text.find("\n", m.end())
-                subject = text[line_start : line_end if line_end >= 0 else len(text)]
-            else:
-                subject = secret
-            if pattern.search(subject):
-                return False
-        return not _globally_allowed(secret)
+# Vendor tokens known by their prefix (vendor_tokens.py), each run only where its prefix occurs.
+_VENDOR_RULES: tuple[_Rule, ...] = tuple(
+    _Rule(kind, _token(re.escape(prefix), f"[{body}]{{{shortest},}}+"),
+          keywords=(prefix.lower(),))
+    for kind, prefixes, body, shortest in VENDOR_TOKENS for prefix in prefixes) + (
+    # Azure AD client secrets: three characters, a digit, `Q~`, then 31-34 more.
+    _Rule("azure_ad_client_secret", _LazyPattern(
+        r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}+"
+        r"(?![A-Za-z0-9_~.\-])"), keywords=("q~",)),
+)
 
 
 @functools.cache
-def _global_allow() -> tuple[re.Pattern[str], ...]:
-    from .secret_rules import GLOBAL_ALLOW_REGEXES
-
-    return tuple(re.compile(rx, re.ASCII) for rx in GLOBAL_ALLOW_REGEXES)
-
-
-def _globally_allowed(secret: str) -> bool:
-    from .secret_rules import GLOBAL_STOPWORDS
-
-    lowered = secret.lower()
-    if any(word in lowered for word in GLOBAL_STOPWORDS):
-        return True
-    return any(p.search(secret) for p in _global_allow())
-
-
-@functools.cache
-def _gate() -> tuple[tuple[_Rule | _KeywordRule, ...], ahocorasick.Automaton]:
-    """Every rule in rank order (our specific kinds, gitleaks', then the generic shapes, so a
-    Heroku key in `HEROKU_API_KEY=...` is named for Heroku, not `password`), and one
+def _gate() -> tuple[tuple[_Rule, ...], ahocorasick.Automaton]:
+    """Every rule in rank order (the specific kinds, then the generic shapes, so a GitHub
+    token in `GITHUB_API_KEY=...` is named for GitHub, not `password`), and one
     Aho-Corasick automaton over all their keywords: a single pass over the text tells which
     rules can match, and where."""
-    rules: list[_Rule | _KeywordRule] = [r for r in _RULES if r.kind not in _GENERIC]
-    rules += [_KeywordRule(*row) for row in _GITLEAKS_RULES]
+    rules: list[_Rule] = [r for r in _RULES if r.kind not in _GENERIC]
+    rules += _VENDOR_RULES
     rules += [r for r in _RULES if r.kind in _GENERIC]
     by_keyword: dict[str, list[int]] = {}
     for i, rule in enumerate(rules):
@@ -737,10 +652,7 @@ def _scan(text: str) -> list[tuple[str, int, int]]:
                 starts.setdefault(i, []).append(end - length + 1)
     found: list[tuple[str, list[tuple[int, int]]]] = []
     for i, rule in enumerate(rules):
-        if isinstance(rule, _KeywordRule):
-            if i in starts:
-                found.append((rule.kind, rule.spans(text, starts[i])))
-        elif not rule.keywords:
+        if not rule.keywords:
             found.append((rule.kind, rule.spans(text)))
         elif i in starts:
             found.append((rule.kind, rule.spans(text, starts[i])))

@@ -145,13 +145,6 @@ class RecallItem(BaseModel):
     date: str | None = None
     scope: str = ""
     markdown_path: str
-    anchor: str | None = Field(None, description="The best matching section as an Obsidian "
-                                                 "link, `path/in/vault.md#Heading`.")
-    line: int | None = Field(None, description="That section's first line in the file.")
-    section: str | None = Field(None, description="That section's heading (none when the "
-                                                  "note is one chunk).")
-    snippet: str | None = Field(None, description="Up to 200 characters of that section "
-                                                  "around the query's words.")
     changed_files: list[str] = Field(default_factory=list,
                                      description="Files changed since it was written: verify.")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,147 @@ def test_opencode_without_vault_or_hook_is_harmless(tmp_path: Path, env: dict[st
         out = drive(root, env, tmp_path)
         assert out["system"] == ["You are OpenCode."]   # no brief, no error
     assert not (root / ".openCodeMemory").exists()      # nothing created without `ocm init`
+
+
+# ---------------------------------------------------------------- transcript (opencode.db)
+
+RECORDED_DB = Path(__file__).parent / "fixtures" / "hooks" / "opencode" / "session-db.json"
+SID = "ses_e2e0000000000000000000001"
+PROMPT = "E2E task: create src/greet.py, run it, fix it, remember the gotcha"
+
+
+def recorded_db(path: Path, root: Path, sid: str = SID) -> sqlite3.Connection:
+    """OpenCode's own tables with the rows a real `opencode run` left (make e2e)."""
+    data = json.loads(RECORDED_DB.read_text().replace("{{ROOT}}", str(root))
+                      .replace("{{SID}}", sid))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")  # as OpenCode opens it
+    for statement in data["schema"]:
+        db.execute(statement)
+    for table, rows in data["rows"].items():
+        for row in rows:
+            db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES "
+                       f"({', '.join('?' * len(row))})", list(row.values()))
+    return db
+
+
+def oc_hook(event: str, root: Path, env: dict[str, str], sid: str = SID) -> None:
+    out = h.run_hook(["opencode", event], json.dumps(
+        {"hook_event_name": event, "cwd": str(root), "session_id": sid}).encode(), env, root)
+    assert out.returncode == 0 and not out.stderr, out.stderr
+
+
+def transcript_text(root: Path) -> str:
+    notes = sorted((root / ".openCodeMemory" / "transcripts").glob("*.md"))
+    assert len(notes) == 1, notes
+    return notes[0].read_text()
+
+
+@pytest.fixture
+def oc_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return {**env, "XDG_DATA_HOME": str(tmp_path / "data")}
+
+
+def test_opencode_transcript_from_its_database(repo: Path, oc_env: dict[str, str],
+                                               tmp_path: Path) -> None:
+    db = recorded_db(tmp_path / "data" / "opencode" / "opencode.db", repo)
+    oc_hook("session.created", repo, oc_env)
+    oc_hook("session.idle", repo, oc_env)
+    text = transcript_text(repo)
+    assert f"**User:** {PROMPT}\n" in text and "**Assistant:** Done (mock)." in text
+    assert "`bash` `python3 src/greet.py` → exit 1: NameError: name 'GREETING'" in text
+    assert "`bash` `python3 src/greet.py` → ok" in text and "`ocm_ocm__remember`" in text
+    assert "print(GREETING)" not in text  # file contents and tool output are never kept
+    [session] = h.sessions(repo)
+    assert "transcript:" in session.read_text()
+    # A second idle with nothing new adds nothing.
+    oc_hook("session.idle", repo, oc_env)
+    assert transcript_text(repo) == text
+    # The next turn: its prompt, and an answer still being written (not read until done).
+    db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (
+        "msg_ffff00000001", SID, 1795474400000, 1795474400000,
+        json.dumps({"role": "user", "time": {"created": 1795474400000}})))
+    db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (
+        "prt_ffff00000001", "msg_ffff00000001", SID, 1795474400001, 1795474400001,
+        json.dumps({"type": "text", "text": "now add a test"})))
+    db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (
+        "msg_ffff00000002", SID, 1795474400100, 1795474400100,
+        json.dumps({"role": "assistant", "time": {"created": 1795474400100}})))
+    db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (
+        "prt_ffff00000002", "msg_ffff00000002", SID, 1795474400200, 1795474400200,
+        json.dumps({"type": "text", "text": "Added tests/test_greet.py."})))
+    oc_hook("session.idle", repo, oc_env)
+    text = transcript_text(repo)
+    assert text.count("**User:**") == 2 and "now add a test" in text
+    assert "Added tests/test_greet.py." not in text
+    db.execute("UPDATE message SET data = ? WHERE id = ?", (json.dumps(
+        {"role": "assistant", "time": {"created": 1795474400100, "completed": 1795474400300}}),
+        "msg_ffff00000002"))
+    oc_hook("session.idle", repo, oc_env)
+    text = transcript_text(repo)
+    assert text.count("Added tests/test_greet.py.") == 1 and text.count("**User:**") == 2
+    assert text.count("→ exit 1: NameError") == 1  # nothing folded twice
+
+
+def test_opencode_transcript_is_redacted_before_it_is_written(
+        repo: Path, oc_env: dict[str, str], tmp_path: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    db = recorded_db(tmp_path / "data" / "opencode" / "opencode.db", repo)
+    [(part_id, data)] = db.execute(
+        "SELECT id, data FROM part WHERE data LIKE '%E2E task%'").fetchall()
+    db.execute("UPDATE part SET data = ? WHERE id = ?", (json.dumps(
+        {"type": "text", "text": f"deploy with GITHUB_TOKEN={token}"}), part_id))
+    oc_hook("session.created", repo, oc_env)
+    oc_hook("session.idle", repo, oc_env)
+    assert "deploy with GITHUB_TOKEN=[REDACTED:" in transcript_text(repo)
+    vault = repo / ".openCodeMemory"
+    leaks = [p for p in vault.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
+    assert not leaks, leaks
+
+
+def test_opencode_transcript_failures_are_logged_not_raised(
+        repo: Path, oc_env: dict[str, str], tmp_path: Path) -> None:
+    log = repo / ".openCodeMemory" / ".hooks" / "hook.log"
+    # No database where OpenCode keeps it: the session still works, no transcript.
+    oc_hook("session.created", repo, oc_env)
+    oc_hook("session.idle", repo, oc_env)
+    assert "no session database at" in log.read_text()
+    assert not list((repo / ".openCodeMemory" / "transcripts").glob("*.md"))
+    # A database of another shape (no `part` table): logged, the session still closes.
+    (tmp_path / "data" / "opencode").mkdir(parents=True)
+    db = sqlite3.connect(tmp_path / "data" / "opencode" / "other.db")
+    db.execute("CREATE TABLE message (id text, session_id text, time_created integer, "
+               "data text)")
+    db.execute("INSERT INTO message VALUES ('m1', ?, 1, '{\"role\": \"user\"}')", (SID,))
+    db.commit()
+    oc_hook("session.idle", repo, {**oc_env, "OPENCODE_DB": "other.db"})
+    assert "transcript not updated" in log.read_text() and "no such table" in log.read_text()
+    oc_hook("session.end", repo, {**oc_env, "OPENCODE_DB": "other.db"})
+    [session] = h.sessions(repo)
+    assert Document.parse(session.read_text()).frontmatter.get("status") == "closed"
+
+
+def test_opencode_transcripts_off_reads_nothing(repo: Path, oc_env: dict[str, str],
+                                               tmp_path: Path) -> None:
+    recorded_db(tmp_path / "data" / "opencode" / "opencode.db", repo)
+    off = {**oc_env, "OCM_TRANSCRIPTS": "0"}
+    oc_hook("session.created", repo, off)
+    oc_hook("session.idle", repo, off)
+    assert not (repo / ".openCodeMemory" / ".hooks" / "opencode").exists()
+    assert not list((repo / ".openCodeMemory" / "transcripts").glob("*.md"))
+
+
+def test_opencode_database_location(tmp_path: Path) -> None:
+    from ocm.agents.opencode import database
+
+    data = tmp_path / "share"
+    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    assert database(env) == str(data / "opencode" / "opencode.db")
+    assert database({"HOME": str(tmp_path)}) == str(
+        tmp_path / ".local" / "share" / "opencode" / "opencode.db")
+    assert database({**env, "OPENCODE_DB": "x.db"}) == str(data / "opencode" / "x.db")
+    assert database({**env, "OPENCODE_DB": "/abs/y.db"}) == "/abs/y.db"
+    (data / "opencode").mkdir(parents=True)
+    (data / "opencode" / "opencode-dev.db").write_bytes(b"")
+    assert database(env) == str(data / "opencode" / "opencode-dev.db")  # a channel's own

@@ -102,7 +102,10 @@ def opencode(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], d
     env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
            "PWD": str(root)}
-    return [str(host.exe), "run", PROMPT], env
+    # `opencode run` joins its words with spaces and wraps each word that holds a space in
+    # double quotes (the model and the plugin see `"fix it"` for `run "fix it"`): the
+    # prompt goes as separate words, as a person typing it unquoted would give it.
+    return [str(host.exe), "run", *PROMPT.split(" ")], env
 
 
 SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode}

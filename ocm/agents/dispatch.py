@@ -369,6 +369,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         if not ev.session_id and kind in (c.START, c.COMPACT, c.END):
             journal.log(vault_dir, f"{table_host} {event}: no session id in the payload; no-op")
             return _output(host, table_host, kind, None)
+        source = getattr(host_module(ev.host), "transcript_source", None)
+        if source is not None and kind in (c.STOP, c.COMPACT, c.END) and not ev.transcript_path:
+            ev.transcript_path = source(ev, vault_dir, env)  # OpenCode: from its database
         if kind == c.STOP and not journal.pending(vault_dir) and not transcript.has_news(
                 ev, vault_dir, env):
             return _output(host, table_host, kind, None)  # nothing to fold: no imports at all

@@ -190,3 +190,196 @@ def detected(home: Path) -> bool:
     import shutil
 
     return bool(shutil.which("opencode")) or (home / ".config" / "opencode").is_dir()
+
+
+# --------------------------------------------------------------------------- transcript
+#
+# OpenCode 1.x keeps a session's conversation in SQLite (`opencode.db` in its data folder:
+# tables `message` and `part`, each row's `data` a JSON object), not in a file it appends
+# to. At a turn's end (and at compaction and session end) `transcript_source` copies the
+# session's newly completed messages into an append-only JSON-lines file of ocm's own under
+# `.hooks/opencode/`, one line per message in the shape of `opencode export` (`info`,
+# `parts`), keeping only what a transcript note shows (text, tool name, input without file
+# contents, status, exit code, the ends of a tool's output), redacted before it is written.
+# That file is what `parse_transcript` reads, like any other host's transcript.
+
+_DROP_INPUT = ("content", "oldString", "newString", "patchText")
+_OUTPUT_END = 1500  # characters kept from either end of a tool's output
+
+
+def database(env: dict[str, str]) -> str:
+    """Where opencode-ai 1.18 keeps its sessions: `$OPENCODE_DB` (absolute, or relative to
+    the data folder), else `<data>/opencode.db`, `<data>` being `$XDG_DATA_HOME/opencode`
+    (default `~/.local/share/opencode`). Its non-release channels use `opencode-<channel>.db`:
+    the newest such file when `opencode.db` is missing."""
+    import glob
+    import os
+
+    data = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(
+        env.get("HOME") or os.path.expanduser("~"), ".local", "share"), "opencode")
+    named = env.get("OPENCODE_DB")
+    if named:
+        return named if os.path.isabs(named) else os.path.join(data, named)
+    default = os.path.join(data, "opencode.db")
+    if os.path.exists(default):
+        return default
+    others = sorted(glob.glob(os.path.join(data, "opencode-*.db")), key=os.path.getmtime)
+    return others[-1] if others else default
+
+
+def _slim_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part.get("text") or "",
+                "synthetic": bool(part.get("synthetic"))}
+    if kind != "tool":
+        return None
+    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    tool_input = state.get("input")
+    if isinstance(tool_input, dict):
+        tool_input = {k: v for k, v in tool_input.items() if k not in _DROP_INPUT}
+    output = str(state.get("output") or state.get("error") or "")
+    if len(output) > 2 * _OUTPUT_END:
+        output = output[:_OUTPUT_END] + "\n" + output[-_OUTPUT_END:]
+    meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    return {"type": "tool", "tool": part.get("tool") or "?", "callID": part.get("callID") or "",
+            "state": {"status": state.get("status") or "", "input": tool_input,
+                      "output": output, "metadata": {"exit": meta.get("exit")}}}
+
+
+def _redacted(value: Any) -> Any:
+    from ocm.vault.redact import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return value
+
+
+def export_session(db_path: str, session_id: str, out_path: str) -> int:
+    """Append the session's messages completed since the last export to `out_path`; returns
+    how many. The position reached (`time_created`, `id` of the last message written) is kept
+    in `<out_path>.pos`; an assistant message still being written stops the export there."""
+    import os
+    import sqlite3
+
+    pos_path = out_path + ".pos"
+    try:
+        with open(pos_path, encoding="utf-8") as handle:
+            after_time, after_id = json.load(handle)
+    except (OSError, ValueError, TypeError):
+        after_time, after_id = -1, ""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=2.0)
+    try:
+        rows = db.execute(
+            "SELECT id, time_created, data FROM message WHERE session_id = ? AND "
+            "(time_created > ? OR (time_created = ? AND id > ?)) ORDER BY time_created, id",
+            (session_id, after_time, after_time, after_id)).fetchall()
+        lines: list[str] = []
+        last: tuple[int, str] | None = None
+        for message_id, created, data in rows:
+            info = json.loads(data)
+            if not isinstance(info, dict):
+                continue
+            if info.get("role") == "assistant" and not (info.get("time") or {}).get("completed"):
+                break  # still being written: the next export starts here
+            parts = []
+            for (part_data,) in db.execute(
+                    "SELECT data FROM part WHERE message_id = ? ORDER BY time_created, id",
+                    (message_id,)):
+                part = json.loads(part_data)
+                slim = _slim_part(part) if isinstance(part, dict) else None
+                if slim is not None:
+                    parts.append(slim)
+            record = {"info": {"id": message_id, "role": info.get("role"),
+                               "time": {"created": created}}, "parts": parts}
+            lines.append(json.dumps(_redacted(record), ensure_ascii=False))
+            last = (created, message_id)
+    finally:
+        db.close()
+    if last is None:
+        return 0
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "a", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    with open(pos_path, "w", encoding="utf-8") as handle:
+        json.dump(list(last), handle)
+    return len(lines)
+
+
+def transcript_source(ev: Any, vault_dir: str, env: dict[str, str]) -> str:
+    """The session's transcript file, brought up to date from OpenCode's database ("" when
+    transcripts are off or there is nothing to read; never raises)."""
+    import hashlib
+    import os
+
+    from ocm.vault import journal
+
+    from .transcript import enabled
+
+    if not ev.session_id or not enabled(vault_dir, env):
+        return ""
+    db_path = database(env)
+    if not os.path.exists(db_path):
+        journal.log(vault_dir, f"opencode {ev.event}: no session database at {db_path}; "
+                               "no transcript")
+        return ""
+    name = hashlib.sha1(ev.session_id.encode()).hexdigest()[:24]
+    out_path = os.path.join(journal.hooks_dir(vault_dir), HOST, f"{name}.jsonl")
+    try:
+        export_session(db_path, ev.session_id, out_path)
+    except Exception as exc:  # noqa: BLE001 - a changed schema or a locked database
+        journal.log(vault_dir, f"opencode {ev.event}: reading {db_path} failed "
+                               f"({type(exc).__name__}: {exc}); transcript not updated")
+    return out_path if os.path.exists(out_path) else ""
+
+
+def _iso(ms: Any) -> str:
+    from datetime import UTC, datetime
+
+    if not isinstance(ms, int | float) or isinstance(ms, bool):
+        return ""
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
+    """Turns from the messages `transcript_source` exported (the shape of `opencode export`'s
+    messages: `info` with `role` and `time.created` in ms, `parts`): user text parts (not
+    synthetic ones) as the prompt, assistant text and tool parts with their status and exit
+    code (`metadata.exit` for bash, else `status: error` as a failure)."""
+    from .transcript import TurnBuilder, describe_tool, outcome, records
+
+    out = TurnBuilder()
+    for rec in records(lines):
+        info, parts = rec.get("info"), rec.get("parts")
+        if not isinstance(info, dict) or not isinstance(parts, list):
+            continue
+        out.known += 1
+        time = _iso((info.get("time") or {}).get("created"))
+        parts = [p for p in parts if isinstance(p, dict)]
+        if info.get("role") == "user":
+            out.prompt("\n".join(str(p.get("text") or "") for p in parts
+                                 if p.get("type") == "text" and not p.get("synthetic")), time)
+            continue
+        if info.get("role") != "assistant":
+            continue
+        for part in parts:
+            if part.get("type") == "text":
+                out.text(str(part.get("text") or ""), time)
+                continue
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            call = describe_tool(str(part.get("tool") or "?"), state.get("input"), cwd)
+            status = str(state.get("status") or "")
+            exit_code = (state.get("metadata") or {}).get("exit")
+            if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+                exit_code = None
+            failed = (bool(exit_code) if exit_code is not None
+                      else status == "error" if status in ("completed", "error") else None)
+            call.exit, call.error = outcome(str(state.get("output") or ""), failed)
+            if exit_code is not None:
+                call.exit = exit_code
+            out.tool(str(part.get("callID") or ""), call, time)
+    return out.turns, out.known

@@ -215,3 +215,79 @@ def test_vscode_session_closed_when_the_next_starts(repo: Path, env: dict[str, s
     assert old["status"] == "closed" and new["status"] == "open"
     assert h.git(repo, "rev-parse", "HEAD").startswith(str(old["git_sha_end"]))
     assert old["git_sha_end"] != old["git_sha_start"]
+
+
+def test_vscode_session_closed_after_a_quiet_period(repo: Path, env: dict[str, str]) -> None:
+    """With no next VS Code session, its session closes once it has been quiet for
+    `OCM_QUIET_CLOSE_MINUTES` (30) and any hook of the project runs: closed like a session
+    end, with the git facts of that moment. Never while it is still busy."""
+    def at(stamp: str, **extra: str) -> dict[str, str]:
+        return {**env, "OCM_NOW": f"2026-11-22T{stamp}", **extra}
+
+    def claude(stamp: str, sid: str, **extra: str) -> None:
+        out = h.run_hook(["claude-code", "session-start"], h.payload(
+            "claude-code", "session-start", repo, sid), at(stamp, **extra), cwd=repo)
+        assert out.returncode == 0
+
+    _vscode(repo, at("09:00:00"), "session-start", "vscode-quiet")
+    _vscode(repo, at("09:04:00"), "post-tool-use-edit", "vscode-quiet", event="post-tool-use")
+    _vscode(repo, at("09:05:00"), "stop", "vscode-quiet")
+    (repo / "README.md").write_text("changed after the turn\n")
+    h.git(repo, "commit", "-qam", "later work")
+
+    def vscode_note() -> dict:
+        return next(front(p) for p in h.sessions(repo)
+                    if front(p).get("agent_session_id") == "vscode-quiet")
+
+    claude("09:30:00", "claude-a")  # 25 minutes: not quiet long enough
+    assert vscode_note()["status"] == "open"
+    claude("09:40:00", "claude-b", OCM_QUIET_CLOSE_MINUTES="0")  # 0 turns it off
+    assert vscode_note()["status"] == "open"
+    claude("09:36:00", "claude-c")  # 31 minutes after its last turn
+    note = vscode_note()
+    assert note["status"] == "closed", note
+    assert h.git(repo, "rev-parse", "HEAD").startswith(str(note["git_sha_end"]))
+    assert str(note["ended_at"]) == "2026-11-22 09:36:00"
+    log = (repo / ".openCodeMemory" / ".hooks" / "hook.log").read_text()
+    assert "closed after 30 quiet minutes" in log
+    # Claude Code has a session end of its own: its sessions are never closed this way.
+    claude_notes = [front(p) for p in h.sessions(repo) if front(p).get("tool") == "claude-code"]
+    assert len(claude_notes) == 3 and {n["status"] for n in claude_notes} == {"open"}
+
+
+def test_vscode_busy_session_is_not_quiet(repo: Path, env: dict[str, str]) -> None:
+    """Tool calls folded into the note after its last turn's end count as activity; an
+    unreadable watch file is logged and started anew."""
+    def at(stamp: str) -> dict[str, str]:
+        return {**env, "OCM_NOW": f"2026-11-22T{stamp}"}
+
+    _vscode(repo, at("09:00:00"), "session-start", "vscode-busy")
+    _vscode(repo, at("09:50:00"), "post-tool-use-edit", "vscode-busy", event="post-tool-use")
+    watch = repo / ".openCodeMemory" / ".hooks" / "quiet.json"
+    assert "vscode-busy" in watch.read_text()
+    out = h.run_hook(["claude-code", "session-start"], h.payload(
+        "claude-code", "session-start", repo, "claude-x"), at("10:00:00"), cwd=repo)
+    assert out.returncode == 0
+    note = next(front(p) for p in h.sessions(repo) if front(p).get("tool") == "vscode")
+    assert note["status"] == "open", note  # its edit at 09:50 was folded at 10:00
+    watch.write_text("{not json")
+    out = h.run_hook(["claude-code", "session-start"], h.payload(
+        "claude-code", "session-start", repo, "claude-y"), at("10:01:00"), cwd=repo)
+    assert out.returncode == 0
+    assert "quiet.json unreadable" in (repo / ".openCodeMemory" / ".hooks" / "hook.log").read_text()
+
+
+def test_gemini_compression_threshold_edges(tmp_path: Path) -> None:
+    """`trigger: auto` counts from the threshold on (100,000 prompt tokens, or
+    OCM_GEMINI_COMPRESS_TOKENS), never below it; a floor that is not a number keeps 100,000."""
+    from ocm.agents import gemini
+
+    def real(tokens: int, env: dict[str, str]) -> bool:
+        path = _big_prompt_transcript(tmp_path, tokens)
+        return gemini.compaction_is_real({"trigger": "auto", "transcript_path": str(path)}, env)
+
+    assert gemini.AUTO_COMPRESS_MIN_TOKENS == 100_000
+    assert real(100_000, {}) and not real(99_999, {})
+    assert real(5_000, {"OCM_GEMINI_COMPRESS_TOKENS": "5000"})
+    assert not real(4_999, {"OCM_GEMINI_COMPRESS_TOKENS": "5000"})
+    assert not real(99_999, {"OCM_GEMINI_COMPRESS_TOKENS": "lots"})

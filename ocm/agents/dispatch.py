@@ -189,13 +189,16 @@ def _project(root: str, vault_dir: str) -> Any:
     return Project(Path(vault_dir), Path(root))
 
 
-def _fold(project: Any, vault_dir: str) -> None:
+def _fold(project: Any, vault_dir: str) -> list[str]:
+    """Fold the journal; returns the sessions it wrote to."""
     try:
         report = journal.fold(project.vault)
         for error in report.errors:
             journal.log(vault_dir, f"fold: {error}")
+        return report.sessions
     except Exception as exc:  # noqa: BLE001 - the session work still goes on
         journal.log(vault_dir, f"fold failed: {type(exc).__name__}: {exc}")
+        return []
 
 
 def _session(project: Any, ev: c.HookEvent, create: bool = True) -> str | None:
@@ -218,15 +221,28 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
     """Runs a session-boundary event; returns context to inject, if any."""
     from ocm.vault.sessions import CheckpointInput
 
+    from . import quiet
+
     project = _project(root, vault_dir)
-    _fold(project, vault_dir)
+    folded = _fold(project, vault_dir)
+    try:
+        quiet.refresh(vault_dir, folded)
+        quiet.close_quiet(project, vault_dir, env, ev.host, ev.session_id)
+    except Exception as exc:  # noqa: BLE001 - this event's own work still goes on
+        journal.log(vault_dir, f"quiet close failed: {type(exc).__name__}: {exc}")
+    no_end = getattr(host_module(ev.host), "NO_SESSION_END", False)
+    if no_end and ev.kind in (c.STOP, c.COMPACT):
+        note_id = _session(project, ev, create=False)
+        if note_id:  # its last activity, for the quiet-period close
+            quiet.touch(vault_dir, note_id, ev.host, ev.session_id)
     if ev.kind == c.START:
         note_id = _session(project, ev)
         if not note_id:
             return None
         _snapshot(project, note_id, vault_dir)
-        if getattr(host_module(ev.host), "NO_SESSION_END", False):
-            _close_abandoned(project, ev.host, note_id)
+        if no_end:
+            quiet.touch(vault_dir, note_id, ev.host, ev.session_id)
+            quiet.forget(vault_dir, _close_abandoned(project, ev.host, note_id))
         compacted = ev.source == "compact"
         if compacted:
             _capture(project, ev, note_id, vault_dir, env)
@@ -295,17 +311,21 @@ def _capture(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
                                f"{type(exc).__name__}: {exc}")
 
 
-def _close_abandoned(project: Any, host: str, keep: str) -> None:
+def _close_abandoned(project: Any, host: str, keep: str) -> list[str]:
     """A host without a session end (VS Code): its earlier open sessions end when the next
-    one starts, closed with the git facts of this moment (`git_sha_end`, the diff stat)."""
+    one starts, closed with the git facts of this moment (`git_sha_end`, the diff stat).
+    Returns their ids."""
     from ocm.vault.errors import Conflict
 
     stale = [str(data.get("id") or path.stem) for path, data in project.vault.session_headers()
              if data.get("tool") == host and (data.get("status") or "open") == "open"]
+    closed = []
     for note_id in stale:
         if note_id != keep:
             with contextlib.suppress(Conflict):
                 project.vault.close_session(note_id, "closed")
+                closed.append(note_id)
+    return closed
 
 
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],

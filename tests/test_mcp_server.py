@@ -708,3 +708,37 @@ async def test_no_vault_is_said_and_nothing_is_created(tmp_path: Path) -> None:
             text = result.content[0].text
             assert "no ocm vault at" in text and "ocm init" in text, text
     assert not (bare / ".openCodeMemory").exists()
+
+
+@pytest.mark.anyio
+async def test_search_and_list_memories_filter_by_author(tmp_path: Path) -> None:
+    """A team vault records who wrote each memory (git name and email at write time);
+    `author` on ocm__search and ocm__list_memories keeps one person's, like the CLI's
+    `--author`, and says so in each result."""
+    from ocm.project import Project
+
+    root = git_repo(tmp_path / "team", init=False)
+    for args in (["config", "user.name", "Ann"], ["config", "user.email", "ann@example.com"],
+                 ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    Project.open(cwd=root).init(team=True)
+    async with Client(build_server(root), raise_exceptions=True) as c:
+        await remember(c, "Stripe retries webhooks for three days")
+    for args in (["config", "user.name", "Bob"], ["config", "user.email", "bob@example.com"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    async with Client(build_server(root), raise_exceptions=True) as c:
+        await remember(c, "Stripe signs the raw body")
+        both = await ok(c, "ocm__search", {"query": "stripe"})
+        assert {r["author"] for r in both["results"]} == {
+            "Ann <ann@example.com>", "Bob <bob@example.com>"}
+        found = await ok(c, "ocm__search", {"query": "stripe", "author": "ann@example"})
+        assert [r["author"] for r in found["results"]] == ["Ann <ann@example.com>"]
+        assert "three days" in found["results"][0]["title"]
+        listed = await ok(c, "ocm__list_memories", {"author": "BOB"})
+        assert [m["author"] for m in listed["memories"]] == ["Bob <bob@example.com>"]
+        nobody = await ok(c, "ocm__search", {"query": "stripe", "author": "nobody"})
+        assert nobody["results"] == [] and nobody["message"].startswith("No ")
+        empty = await ok(c, "ocm__list_memories", {"author": "nobody"})
+        assert empty["memories"] == []
+        bad = await c.call_tool("ocm__search", {"query": "stripe", "author": 7})
+        assert bad.is_error is True and "author" in bad.content[0].text

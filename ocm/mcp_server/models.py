@@ -107,6 +107,8 @@ class NoteHit(BaseModel):
     superseded_by: str | None = None
     supersedes: str | None = None
     tags: list[str] = Field(default_factory=list)
+    author: str | None = Field(None, description="Who wrote it (git name and email), in a "
+                                                 "team vault.")
     stale: bool = Field(False, description="A file this memory is about changed in git "
                                            "since it was written: verify before relying on it.")
     anchor: str | None = Field(None, description="The best matching section as an Obsidian "

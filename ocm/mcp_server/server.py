@@ -461,6 +461,9 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         file: Annotated[str | None, Field(
             description="Only notes about a path containing this.")] = None,
         tag: Annotated[str | None, Field(description="Only notes with this tag.")] = None,
+        author: Annotated[str | None, Field(
+            description="Only notes written by this person: any part of the git name or "
+                        "email recorded when a team vault's note was written.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
         group: Annotated[bool, Field(
             description="One result per note, with its best section (default); false "
@@ -477,7 +480,7 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
 
         types = (type,) if isinstance(type, str) else tuple(type or ())
         req = SearchRequest(query=query, limit=limit, kind=kind, types=types, status=status,
-                            tool=tool, file=file, tag=tag, scope=scope,
+                            tool=tool, file=file, tag=tag, scope=scope, author=author,
                             include_resolved=include_resolved, group=group)
 
         def call(project: Any) -> tuple[list[Any], str]:
@@ -553,15 +556,18 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         tag: Annotated[str | None, Field(description="Only with this tag.")] = None,
         file: Annotated[str | None, Field(
             description="Only about a path containing this.")] = None,
+        author: Annotated[str | None, Field(
+            description="Only written by this person: any part of the git name or email "
+                        "recorded when a team vault's memory was written.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 50,
         scope: Annotated[Literal["project", "user", "global"], Field(
             description="'project' (+ user memories), 'user' or 'global'.")] = "project",
     ) -> MemoryList:
-        """Memory records, newest first, filtered by type, status, tag or file."""
+        """Memory records, newest first, filtered by type, status, tag, file or author."""
         types = (type,) if isinstance(type, str) else tuple(type or ())
         hits = await backend.run(ctx, lambda project: project.list_memories(
             types=types, status=None if status == "all" else status, limit=limit,
-            scope=scope, tag=tag, file=file))
+            scope=scope, tag=tag, file=file, author=author))
         memories = [_note_hit(h) for h in hits]
         message = _count(len(memories), "memory", "memories") if memories else (
             "No memories matched.")

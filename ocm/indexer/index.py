@@ -30,6 +30,7 @@ from ocm.vault.watch import NoteWatch
 
 from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields, transcript_fields
+from .livestats import LiveSearcher
 from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
 
 MANIFEST = "manifest.json"
@@ -345,7 +346,6 @@ class NoteIndex:
         raises TypeError when a reused reader reports no segments). A segment's deletions
         only ever grow, so (segment id, deleted count) identifies what a reader shows."""
         from whoosh.reading import EmptyReader, MultiReader, SegmentReader
-        from whoosh.searching import Searcher
 
         old = self._searcher
         reusable: dict[tuple[str, int], object] = {}
@@ -380,7 +380,7 @@ class NoteIndex:
             # reused SegmentReader would not (and `up_to_date` compares generations).
             top = MultiReader(readers, generation=toc.generation)
         # The old searcher is dropped, not closed: that would close the readers kept above.
-        return Searcher(top, fromindex=ix, weighting=weighting())
+        return LiveSearcher(top, fromindex=ix, weighting=weighting())
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
         # Imported here: a search that finds nothing changed never compiles the redactor.
@@ -423,7 +423,7 @@ class NoteIndex:
         assert ix is not None
         if self._searcher is None:
             self._searcher_generation = ix.latest_generation()
-            self._searcher = ix.searcher(weighting=weighting())
+            self._searcher = LiveSearcher(ix.reader(), fromindex=ix, weighting=weighting())
         elif ix.latest_generation() != self._searcher_generation:
             # Not `Searcher.up_to_date()`: over an empty index it compares with the
             # EmptyReader's -1 and reopens on every call.

@@ -44,15 +44,18 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     holding only a part of it (`1` of `Q1`) is credited with half that part's idf."""
     docs = set(docs)
     fields = tuple(fields)
-    total = max(scorer.searcher.doc_count_all(), 1)
+    # Live documents only (a deleted one's postings stay until its segment is merged), so
+    # that every index of the same notes weighs a word alike (ocm/indexer/livestats.py).
+    total = max(scorer.searcher.doc_count(), 1)
     idf: dict[str, tuple[float, set[int]]] = {}
     for term in {t for word in words for t in word}:
         holders: set[int] = set()
         for reader, base in scorer.leaves:
+            deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
             for field in fields:
                 entry = scorer.cache.postings(reader, field, term)
                 if entry is not None:
-                    holders.update(base + doc for doc in entry.ids)
+                    holders.update(base + doc for doc in entry.ids if doc not in deleted)
         idf[term] = (_idf(len(holders), total), holders & docs)
     # A word's first term is the word itself; holding only one of its parts (`1` of `Q1`,
     # `py` of `backoff.py`) says less than holding the word.

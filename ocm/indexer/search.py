@@ -421,7 +421,9 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
                                date=round(dated, 4), superseded=superseded,
                                score=round(hit.score * factor, 4))
         hit.score *= factor
-    hits = sorted(hits, key=lambda h: h.score, reverse=True)
+    # Equal scores in note order, not in the order of the index's documents (which differs
+    # between clones of one vault).
+    hits = sorted(hits, key=lambda h: (-h.score, str(h.path)))
     if not hits:
         return []
     cutoff = RELATIVE_THRESHOLD * hits[0].score

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import random
 import re
+import re._constants as _const
+import re._parser as _parser
 import string
-import time
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ocm.vault.redact as redact_module
 from ocm.vault.redact import REDACTION_KINDS, find_secrets, redact
 
 ALNUM = string.ascii_letters + string.digits
@@ -367,10 +370,67 @@ def test_idempotent_on_glued_fragments(parts: list[str]) -> None:
     assert redact(once) == once
 
 
-# --- performance --------------------------------------------------------------------------
+# --- no catastrophic backtracking (timings live in bench/redaction_speed.py) -------------
+
+_BACKTRACKING = {_const.MAX_REPEAT, _const.MIN_REPEAT}
 
 
-def _one_megabyte_note() -> tuple[str, list[str]]:
+def _nested_repeats(items: Any, inside: bool = False) -> int:
+    """How many unbounded backtracking repeats sit inside another one (`(?:[A-Z]+x*)+`).
+
+    That is the shape whose match time grows exponentially with the input; a possessive
+    repeat cannot backtrack into its iterations. Atomic groups and lookarounds are walked
+    like any group: what fails inside them still backtracks inside them.
+    """
+    found = 0
+    for op, av in items:
+        if op in _BACKTRACKING or op is _const.POSSESSIVE_REPEAT:
+            _low, high, sub = av
+            unbounded = op in _BACKTRACKING and high is _const.MAXREPEAT
+            found += int(unbounded and inside) + _nested_repeats(sub, inside or unbounded)
+        elif op is _const.SUBPATTERN:
+            found += _nested_repeats(av[-1], inside)
+        elif op is _const.BRANCH:
+            found += sum(_nested_repeats(branch, inside) for branch in av[1])
+        elif op is _const.ATOMIC_GROUP:
+            found += _nested_repeats(av, inside)
+        elif op in (_const.ASSERT, _const.ASSERT_NOT):
+            found += _nested_repeats(av[1], inside)
+    return found
+
+
+def _every_pattern() -> list[tuple[str, str, int]]:
+    rules, _gate = redact_module._gate()
+    found = [(rule.kind, *rule.pattern._args) for rule in rules]
+    found += [(name, value.pattern, value.flags) for name, value in vars(redact_module).items()
+              if isinstance(value, re.Pattern)]
+    return found
+
+
+def test_the_nesting_check_sees_nested_backtracking() -> None:
+    assert _nested_repeats(_parser.parse(r"[A-Z]+[a-z]+(?:[A-Z]+[a-z]*)+")) == 2
+    assert _nested_repeats(_parser.parse(r"(?:a|b+)*c")) == 1
+    assert _nested_repeats(_parser.parse(r"[A-Z]++[a-z]++(?:[A-Z]++[a-z]*+)++")) == 0
+    assert _nested_repeats(_parser.parse(r"(?>(?:a+)*b)|(?=(?:b+)+c)")) == 2
+    assert _nested_repeats(_parser.parse(r"(?:a++)*(?:b*+c)+")) == 0
+    assert _nested_repeats(_parser.parse(r"(?:a{1,5})+")) == 0
+
+
+@pytest.mark.parametrize("name,pattern,flags", _every_pattern(),
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
+def test_no_rule_nests_backtracking_repeats(name: str, pattern: str, flags: int) -> None:
+    assert _nested_repeats(_parser.parse(pattern, flags)) == 0, (name, pattern)
+
+
+def test_the_exponential_shape_that_was_there_redacts() -> None:
+    # `[A-Z]+[a-z]+(?:[A-Z]+[a-z]*)+` (PascalCase type names) took 3.7 s on 26 capitals and
+    # doubled with each one more; possessive repeats make it one pass.
+    value = "Aa" + "A" * 200 + "1"
+    assert redact(f"password={value}") == "password=[REDACTED:password]"
+    assert redact(f"the token is {value} now") == "the token is [REDACTED:prose_secret] now"
+
+
+def _one_megabyte_note() -> str:
     rng = random.Random(7)
     filler = [
         "The indexer rebuilds the search index when a note changes.",
@@ -387,46 +447,39 @@ def _one_megabyte_note() -> tuple[str, list[str]]:
         line = rng.choice(secrets) if rng.random() < 0.02 else rng.choice(filler)
         lines.append(line)
         size += len(line) + 1
-    return "\n".join(lines), secrets
+    return "\n".join(lines)
 
 
-def test_one_megabyte_redacts_fast() -> None:
-    text, _ = _one_megabyte_note()
+def test_one_megabyte_note_keeps_prose_and_loses_every_secret() -> None:
+    text = _one_megabyte_note()
     assert len(text) >= 1_000_000
-    timings = []
-    for _ in range(2):  # best of two, in CPU time: a busy neighbour does not count
-        start = time.process_time()
-        out = redact(text)
-        timings.append(time.process_time() - start)
-    assert min(timings) < 1.0, f"redacting 1 MB took {min(timings):.2f}s"
+    out = redact(text)
     for _kind, _before, secret, _after in KIND_CASES:
         assert secret not in out
     assert "password reset flow uses a signed link" in out
+    assert "token = get_token()  # never log it" in out
+    assert "3f9c2a7e5b1d4c8e9f0a6b2c3d4e5f60718293a4" in out
 
 
 @pytest.mark.parametrize(
-    "text",
+    "unit,expected",
     [
-        "eyJ" * 350_000,
-        "_eyJ" * 250_000,
-        "token=" * 170_000 + "(",
-        "x:" * 500_000,
-        "a_" * 500_000,
-        "=" * 1_000_000,
-        "-----BEGIN PRIVATE KEY-----" * 37_000,
-        "Bearer " + "." * 1_000_000,
-        "sk-" * 350_000,
-        "://a:" + "b" * 1_000_000,
-        'password: "' * 90_000,
-        "_aws_secret" * 90_000,
-        "token: a " * 110_000,
+        ("eyJ", None), ("_eyJ", None), ("x:", None), ("a_", None), ("=", None),
+        ("Bearer .", None), ("sk-", None), ("_aws_secret", None),
+        ('password: "', 'password: "[REDACTED:password]"password: "[REDACTED:password]"'),
+        ("-----BEGIN PRIVATE KEY-----", "[REDACTED:private_key]"),
+        ("token=", "token=[REDACTED:password]"),
+        ("token: a ", None),
     ],
-    ids=lambda text: repr(text[:12]),
+    ids=lambda v: repr(v[:12]) if isinstance(v, str) else "",
 )
-def test_adversarial_megabyte_inputs_stay_linear(text: str) -> None:
-    # Quadratic backtracking on these would take minutes; the bound only has to tell
-    # "linear" from "catastrophic", with room for a slow machine.
-    start = time.process_time()
-    redact(text)
-    elapsed = time.process_time() - start
-    assert elapsed < 2.0, f"took {elapsed:.2f}s of CPU"
+def test_adversarial_inputs_redact_to_what_they_hold(unit: str, expected: str | None) -> None:
+    # Built to make a regex rescan the text at every offset; bench/redaction_speed.py times
+    # them at growing sizes. Here: what comes out, and that a second pass changes nothing.
+    text = unit * (200_000 // len(unit))
+    out = redact(text)
+    if expected is None:
+        assert out == text
+    else:
+        assert out.startswith(expected)
+    assert redact(out) == out

@@ -12,6 +12,7 @@ would flag.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -261,18 +262,16 @@ def test_a_secret_typed_into_a_note_never_reaches_the_index(repo: Path,
     assert _index_leaks(vault, [gh, dop]) == []
 
 
-@pytest.mark.parametrize("text", [
-    "curl -u " * 125_000, "curl -H " * 120_000, "heroku=" * 150_000, "okta" * 250_000,
-    "PuTTY-User-Key-File-2:" * 45_000, "machine x password " * 50_000, "mysql -p" * 125_000,
-    "--password " * 90_000, "AccountKey=" * 90_000, "xoxb-" * 200_000, "key-" * 250_000,
-    "sig=" * 250_000, "1234567890:AA" * 70_000, "the password is " * 60_000,
-    "-eyJ" * 250_000, "pass: " * 160_000,
-], ids=lambda text: repr(text[:12]))
-def test_keyword_dense_megabytes_stay_linear(text: str) -> None:
-    # A rule run near each of its keywords must not rescan the text per occurrence: a
-    # quadratic one takes minutes of CPU here, a linear one a second or two.
-    import time
-
-    start = time.process_time()
-    redact(text)
-    assert time.process_time() - start < 5.0
+@pytest.mark.parametrize("unit", [
+    "curl -u ", "curl -H ", "heroku=", "okta", "PuTTY-User-Key-File-2:", "machine x password ",
+    "mysql -p", "--password ", "AccountKey=", "xoxb-", "key-", "sig=", "1234567890:AA",
+    "the password is ", "-eyJ", "pass: ",
+], ids=repr)
+def test_keyword_dense_text_redacts_stably(unit: str) -> None:
+    # Every keyword of a rule repeated back to back; bench/redaction_speed.py times these at
+    # growing sizes (linear: ~2x per doubling). Here: the result is stable under a second
+    # pass and every stretch between markers is the input's own text.
+    text = unit * (100_000 // len(unit))
+    out = redact(text)
+    assert redact(out) == out
+    assert all(piece in text for piece in re.split(r"\[REDACTED:[a-z0-9_]+\]", out))

@@ -208,11 +208,11 @@ _PLACEHOLDER_RE = re.compile(
 # Unquoted values that read as code rather than a literal: `self.token`, `config.api_key`,
 # `new_password`, `DEFAULT_TOKEN`, `userPassword`. Letters only, so `hunter2_x` still counts.
 _CODE_VALUE_RE = re.compile(
-    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
-    r"|[a-z]+(?:_[a-z]+)+"
-    r"|[A-Z]+(?:_[A-Z]+)+"
-    r"|[a-z]+(?:[A-Z][a-z]+)+"
-    r"|[A-Z]+[a-z]+(?:[A-Z]+[a-z]*)+"  # PascalCase type names: `RefreshTokenT`, `DHPrivateKey`
+    r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++"
+    r"|[a-z]++(?:_[a-z]++)++"
+    r"|[A-Z]++(?:_[A-Z]++)++"
+    r"|[a-z]++(?:[A-Z][a-z]++)++"
+    r"|[A-Z]++[a-z]++(?:[A-Z]++[a-z]*+)++"  # PascalCase type names: `RefreshTokenT`, `DHPrivateKey`
 )
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_]++")
 # Kebab-case names (`tls-secret`), colours (`#dddddd`), camel and Pascal case words
@@ -220,7 +220,7 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_]++")
 _NOT_A_SECRET_RE = re.compile(
     r"[a-z]++(?:-[a-z]++)++|#[0-9A-Fa-f]{3,8}|[a-z]++(?:[A-Z][a-z]++)++|(?:[A-Z]++[a-z]++){2,}")
 _NUMBER_RE = re.compile(r"[0-9][0-9_.,]*+")
-_CODE_IDENTIFIER_RE = re.compile(r"[A-Za-z_]+|[a-z_][a-z0-9]*(?:_[a-z0-9]+)+")
+_CODE_IDENTIFIER_RE = re.compile(r"[A-Za-z_]++|[a-z_][a-z0-9]*+(?:_[a-z0-9]++)++")
 # After `key: value` (YAML, headers, object literals) the value must end the line or field;
 # otherwise prose such as `Token: refreshed every hour` would be redacted.
 _COLON_VALUE_END_RE = re.compile(r"[ \t]*+(?:[,;]?[ \t]*+(?:\r?\n|\Z|#|//)|[}\]])")
@@ -433,8 +433,8 @@ _RULES: tuple[_Rule, ...] = (
         # A BEGIN line whose END is missing redacts to the end of the text: a truncated key is
         # still a key.
         _LazyPattern(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            r"-----BEGIN (?:[A-Z0-9]++ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END (?:[A-Z0-9]++ )*PRIVATE KEY(?: BLOCK)?-----|.*)",
             re.DOTALL,
         ),
     ),

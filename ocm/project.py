@@ -32,6 +32,7 @@ from ocm.vault.memories import (
     validate_scope,
 )
 from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
+from ocm.vault.settle import settled_document
 from ocm.vault.store import Vault, WriteResult, read_document, read_note_text
 
 if TYPE_CHECKING:
@@ -362,7 +363,9 @@ class Project:
         tool = self.known_tool(tool)
         if session_id:
             try:
-                return SessionNote(read_document(self.vault.find_session(session_id))).id
+                path = self.vault.find_session(session_id)
+                # An editor may be saving it in place: an empty note has no id to act on.
+                return SessionNote(settled_document(path, read_note_text)).id
             except NotFound:
                 if _OCM_SESSION_ID.match(session_id.strip()) or not create:
                     raise
@@ -378,7 +381,7 @@ class Project:
                     "say which with a session id, or with the tool whose open session it is")
         current = self.vault.current_session(tool)
         if current is not None:
-            return SessionNote(read_document(current)).id
+            return SessionNote(settled_document(current, read_note_text)).id
         if not create:
             raise NotFound("no open session in this project")
         return self.start_session(tool or "unknown", slug=slug).id

@@ -17,6 +17,9 @@ from typing import Any
 from .clock import format_timestamp
 from .errors import NoteFormatError
 
+# What a note cut short inside its frontmatter (a write in progress) is reported as.
+UNTERMINATED_FRONTMATTER = "frontmatter starts with '---' but never ends"
+
 
 def _yaml_load(text: str) -> Any:
     """PyYAML's safe load (libyaml's, ~10x faster, when present). Imported at the first
@@ -338,7 +341,7 @@ class Document:
                     body_start = index + 1
                     break
             else:
-                raise NoteFormatError(where, "frontmatter starts with '---' but never ends")
+                raise NoteFormatError(where, UNTERMINATED_FRONTMATTER)
         frontmatter = Frontmatter.parse(fm_lines, where)
         return cls(frontmatter, _split_blocks(lines[body_start:]), has_fm, newline, bom)
 

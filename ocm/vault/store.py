@@ -49,6 +49,7 @@ from .sessions import (
     origin_type,
     validate_tool,
 )
+from .settle import settled_text
 from .team import is_team
 from .transcripts import TRANSCRIPTS_DIR
 
@@ -256,7 +257,7 @@ class Vault:
         with locked(self.locks_dir, lock):
             for _ in range(_WRITE_ATTEMPTS):
                 signature = file_signature(path)
-                text = read_note_text(path)
+                text = settled_text(path, read_note_text)
                 doc = Document.parse(text, path)
                 result = mutate(doc)
                 new_text = doc.render()

@@ -32,6 +32,7 @@ from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields, transcript_fields
 from .livestats import LiveSearcher
 from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
+from .subwriters import bind_forks_to_this_process
 
 MANIFEST = "manifest.json"
 INDEX_LOCK = "index"
@@ -556,7 +557,11 @@ def _writer(ix: windex.Index, procs: int = 1):
     # BuildCodec: the same files as Whoosh's default codec with less work per posting
     # (rebuilds 2x faster; a 10-note commit at 10k notes ~84 ms of CPU instead of ~105).
     kwargs: dict = {"compound": False, "codec": BuildCodec()}
-    if procs > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
+    # Forked sub-writers must die with this process: a `kill -9` would otherwise leave them
+    # waiting on their queue forever, holding the caller's stdout open (`subwriters.py`).
+    # Where that cannot be promised, build in this process.
+    if (procs > 1 and threading.active_count() == 1 and hasattr(os, "fork")
+            and bind_forks_to_this_process()):
         # Each sub-writer sorts its postings in memory up to this estimate, then spills
         # sorted runs to disk and merges them at commit: at Whoosh's default (128) a
         # 10k-note build spilled several runs, and pickling, reloading and heap-merging

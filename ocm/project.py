@@ -625,7 +625,7 @@ class Project:
         if ranked:
             from ocm.indexer.embed import failure_notice
 
-            notice = failure_notice()
+            notice = failure_notice(self.vault.root)
             if notice:
                 self.notices.append(notice)
         listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
@@ -838,13 +838,14 @@ class Project:
         return hits
 
     def semantic_status(self) -> dict[str, Any]:
-        """Whether search fuses meaning with words: on, off (OCM_SEMANTIC) or failed."""
-        from ocm.indexer.embed import MODEL, embedder, enabled
+        """Whether search fuses meaning with words: on, off (OCM_SEMANTIC or the vault's
+        config.json) or failed; `switch` says what decided it."""
+        from ocm.indexer.embed import MODEL, embedder, enabled, switch
 
-        model, why = embedder()
-        return {"enabled": enabled(), "available": model is not None,
+        model, why = embedder(self.vault.root)
+        return {"enabled": enabled(self.vault.root), "available": model is not None,
                 "model": f"wordllama {MODEL}" if model is not None else None,
-                "detail": why}
+                "detail": why, "switch": switch(self.vault.root)}
 
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -868,8 +869,14 @@ class Project:
             "broken_notes": dict(index.broken) if index else {},
             "duplicate_ids": duplicate_ids(self.vault),
             "conflicted_notes": conflicted_notes(self.vault.root, list(self.vault.note_paths())),
-            "index_bytes": size,
+            "index_bytes": size, "search": self._search_mode(),
         }
+
+    def _search_mode(self) -> str:
+        semantic = self.semantic_status()
+        if semantic["available"]:
+            return f"keywords + meaning ({semantic['model']}; {semantic['switch']})"
+        return f"keywords only ({semantic['detail']})"
 
 
 @contextlib.contextmanager

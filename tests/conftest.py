@@ -36,7 +36,8 @@ def ocm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own user vault and registry; the real home is never touched."""
     home = tmp_path / "ocm-home"
     monkeypatch.setenv("OCM_HOME", str(home))
-    for name in ("OCM_VAULT", "OCM_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "OCM_NOW"):
+    for name in ("OCM_VAULT", "OCM_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "OCM_NOW",
+                 "OCM_SEMANTIC"):
         monkeypatch.delenv(name, raising=False)
     return home
 

@@ -58,7 +58,9 @@ def test_keyword_only_mode_writes_no_vectors(pets: Project,
     assert titles(pets, "radiator") == ["Our cat sleeps on the radiator all winter"]
     assert not (pets.vault.index_dir / "vectors.npy").exists()
     assert pets.semantic_status() == {"enabled": False, "available": False, "model": None,
-                                      "detail": "turned off (OCM_SEMANTIC=0)"}
+                                      "detail": "turned off (OCM_SEMANTIC=0)",
+                                      "switch": "OCM_SEMANTIC=0"}
+    assert pets.status()["search"] == "keywords only (turned off (OCM_SEMANTIC=0))"
 
 
 def test_vectors_follow_the_notes(pets: Project, semantic: None) -> None:
@@ -113,6 +115,97 @@ def test_the_model_loads_with_no_network(semantic: None, monkeypatch: pytest.Mon
         embed._load.cache_clear()
 
 
+def _texts() -> list[str]:
+    """200 texts: notes and queries of the coding set, and awkward strings."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "bench" / "data" / "coding"
+    bodies = [p.read_text(encoding="utf-8")[:1500] for p in sorted(data.rglob("*.md"))][:116]
+    queries = [json.loads(line)["text"] for line in
+               (data / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    awkward = ["", " ", "a  b   c", "  leading and trailing  ", "tab\tand\nnewline",
+               "héllo wörld 日本語 🎉", "<s>special</s> <unk>", "x<s>", "▁already▁marked",
+               "def f(x):\n    return x ** 2  # squared", "src/api/client.py:42 KeyError"]
+    return bodies + queries + awkward
+
+
+def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
+    import numpy as np
+    from tokenizers import Tokenizer as Compiled
+
+    from ocm.indexer.bpe import Tokenizer
+
+    model, why = embed._load()
+    assert model is not None, why
+    texts = _texts()
+    assert len(texts) == 200 and sum(map(len, texts)) > 20_000
+    compiled = Compiled.from_file(str(model.tokenizer_path))
+    lean = Tokenizer.cached(model.tokenizer_path, tmp_path)
+    assert (tmp_path / "tokenizer.marshal").is_file()
+    for text in texts:  # token for token
+        assert lean.encode(text) == compiled.encode(text, add_special_tokens=False).ids, text
+    ours = np.concatenate([model.embed(texts[i:i + 10], tmp_path) for i in range(0, 200, 10)])
+    theirs = model.model().embed(texts, norm=False)
+    theirs /= np.maximum(np.linalg.norm(theirs, axis=1, keepdims=True), 1e-12)
+    assert np.abs(ours - theirs).max() < 1e-6
+    # A batch past LEAN_CHARS goes to wordllama itself: the same vectors.
+    assert np.abs(model.embed(texts, tmp_path) - theirs).max() < 1e-6
+    # A damaged table is made again from the wheel's JSON.
+    (tmp_path / "tokenizer.marshal").write_bytes(b"\x00garbage")
+    assert Tokenizer.cached(model.tokenizer_path, tmp_path).encode(texts[0]) == (
+        compiled.encode(texts[0], add_special_tokens=False).ids)
+
+
+def test_a_word_too_long_to_merge_in_python_goes_to_wordllama(tmp_path) -> None:
+    import numpy as np
+
+    model, why = embed._load()
+    assert model is not None, why
+    blob = "x" * 5000 + " and some words"
+    theirs = model.model().embed([blob], norm=False)[0]
+    assert np.abs(model.embed([blob], tmp_path)[0] - theirs / np.linalg.norm(theirs)).max() < 1e-6
+
+
+def test_a_search_embeds_its_query_without_wordllama(pets: Project, run_ocm) -> None:
+    import subprocess
+    import sys
+
+    pets.search(SearchRequest(query="kitten", now=NOW))  # vectors built (wordllama or not)
+    assert (pets.vault.index_dir / "vectors.npy").is_file()
+    script = ("import sys; from ocm.project import Project, SearchRequest; "
+              f"p = Project.open(cwd={str(pets.root)!r}); "
+              "hits = p.search(SearchRequest(query='where does the kitty nap')); "
+              "print(hits[0].title); "
+              "print(sorted(m for m in ('wordllama', 'tokenizers', 'safetensors') "
+              "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, env={**__import__("os").environ, embed.SEMANTIC_ENV: "1"})
+    assert out.stdout.splitlines() == ["Our cat sleeps on the radiator all winter", "[]"]
+
+
+def test_semantic_is_on_by_default_and_the_config_key_turns_it_off(
+        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    monkeypatch.delenv(embed.SEMANTIC_ENV, raising=False)
+    assert titles(pets, "the kitten") == ["Our cat sleeps on the radiator all winter"]
+    assert pets.status()["search"].startswith("keywords + meaning (wordllama l2_supercat; "
+                                              "default)")
+    (pets.vault.root / "config.json").write_text(json.dumps({"semantic": False}))
+    assert titles(pets, "the kitten") == []
+    assert pets.status()["search"] == (
+        'keywords only (turned off ("semantic": false in config.json))')
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")  # the variable wins over the file
+    assert titles(pets, "the kitten") == ["Our cat sleeps on the radiator all winter"]
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "0")
+    (pets.vault.root / "config.json").write_text(json.dumps({"semantic": True}))
+    assert titles(pets, "the kitten") == []
+    monkeypatch.delenv(embed.SEMANTIC_ENV)
+    (pets.vault.root / "config.json").write_text("{not json")  # unreadable: the default
+    assert titles(pets, "the kitten") == ["Our cat sleeps on the radiator all winter"]
+
+
 def test_doctor_reports_semantic_search(pets: Project, run_ocm,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import json
@@ -124,5 +217,7 @@ def test_doctor_reports_semantic_search(pets: Project, run_ocm,
 
     on = check("1")
     assert on["status"] == "ok" and "wordllama" in on["detail"]
+    assert on["detail"].startswith("on: ")
     off = check("0")
     assert off["status"] == "info" and "OCM_SEMANTIC=0" in off["detail"]
+    assert off["detail"].startswith("off, keywords only")

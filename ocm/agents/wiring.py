@@ -181,14 +181,16 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
                             "run `ocm rebuild-index`"))
     semantic = project.semantic_status()
     if semantic["available"]:
-        checks.append(Check("semantic search", "ok", f"{semantic['model']} (offline)"))
+        checks.append(Check("semantic search", "ok", f"on: {semantic['model']} (offline; "
+                            f"{semantic['switch']})", "OCM_SEMANTIC=0 or "
+                            '{"semantic": false} in config.json: keywords only'))
     elif semantic["enabled"]:
         checks.append(Check("semantic search", "warn", f"model could not load: "
                             f"{semantic['detail']}; searching by keywords only",
                             "reinstall ocm (pip install opencodememory)"))
     else:
-        checks.append(Check("semantic search", "info", semantic["detail"],
-                            "OCM_SEMANTIC=1 fuses meaning with words"))
+        checks.append(Check("semantic search", "info", f"off, keywords only: "
+                            f"{semantic['detail']}", "OCM_SEMANTIC=1 fuses meaning with words"))
     hook_ok = os.access(ctx.hook_exe.split(" ")[0], os.X_OK)
     checks.append(Check("ocm-hook", "ok" if hook_ok else "fail", ctx.hook_exe,
                         "" if hook_ok else "reinstall ocm (pip install opencodememory)"))

@@ -1,78 +1,164 @@
-"""Meaning as well as words: static embeddings from WordLlama, whose weights and tokenizer
-ship inside its wheel. Nothing is ever downloaded: the model is loaded from the package's
-own folder with downloads disabled, and a model that cannot load leaves search
-keyword-only (said once, and by `ocm doctor`). `OCM_SEMANTIC=0` turns it off.
+"""Meaning as well as words: static embeddings from WordLlama (`l2_supercat`, 256-d), whose
+weights and tokenizer ship inside its wheel. Nothing is ever downloaded, and a model that
+cannot load leaves search keyword-only (said once, and by `ocm doctor`).
 
-The hook path never imports this module (numpy, tokenizers).
+On by default; `OCM_SEMANTIC=0` or `{"semantic": false}` in the vault's `config.json` turns it
+off (the variable wins over the file).
+
+A WordLlama embedding is the mean of the text's token vectors. Short texts (a query, a note
+or two) are embedded without importing wordllama: the tokenizer is reproduced in Python
+(`ocm/indexer/bpe.py`) and the token vectors are read from the wheel's safetensors file
+through a memory map, so a one-shot `ocm search` pays for numpy and a few rows of the
+matrix. Bulk embedding (an index build) goes through wordllama itself. Both give the same
+vectors (tests/test_semantic.py compares them).
+
+The hook path never imports this module (numpy).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .bpe import Tokenizer, TooLong, wheel_folder
+
 SEMANTIC_ENV = "OCM_SEMANTIC"
+CONFIG = "config.json"  # in the vault folder; shared with the transcript switch
+CONFIG_KEY = "semantic"
 MODEL = "l2_supercat"
 DIM = 256
+TENSOR = "embedding.weight"
+# Texts of up to this many characters in all are embedded in Python; more go to wordllama,
+# whose tokenizer is compiled (its import costs ~0.5 s, Python's merging ~2 us a character).
+LEAN_CHARS = 20_000
+_OFF = ("0", "false", "no", "off", "")
+
+
+def enabled(vault_root: Path | None = None) -> bool:
+    """On unless OCM_SEMANTIC or the vault's config.json turns it off."""
+    value = os.environ.get(SEMANTIC_ENV)
+    if value is not None:
+        return value.strip().lower() not in _OFF
+    return _config_value(vault_root) is not False
+
+
+def _config_value(vault_root: Path | None) -> Any:
+    if vault_root is None:
+        return None
+    try:
+        config = json.loads((vault_root / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return config.get(CONFIG_KEY) if isinstance(config, dict) else None
+
+
+def switch(vault_root: Path | None = None) -> str:
+    """What turned semantic search on or off, in words."""
+    value = os.environ.get(SEMANTIC_ENV)
+    if value is not None:
+        return f"{SEMANTIC_ENV}={value.strip()}"
+    if _config_value(vault_root) is False:
+        return f'"{CONFIG_KEY}": false in {CONFIG}'
+    return "default"
+
+
+def _weights(folder: Path) -> Any:  # -> numpy.memmap (vocabulary, DIM) float16
+    """The token-vector matrix inside the wheel's safetensors file, memory-mapped."""
+    import numpy as np
+
+    path = folder / "weights" / f"{MODEL}_{DIM}.safetensors"
+    with open(path, "rb") as handle:
+        (size,) = struct.unpack("<Q", handle.read(8))
+        header = json.loads(handle.read(size))
+    spec = header[TENSOR]
+    rows, dim = spec["shape"]
+    begin, end = spec["data_offsets"]
+    if spec["dtype"] != "F16" or dim != DIM or end - begin != rows * dim * 2:
+        raise ValueError(f"{path.name}: {TENSOR} is not {DIM}-d float16")
+    return np.memmap(path, dtype="<f2", mode="r", offset=8 + size + begin, shape=(rows, dim))
 
 
 class Embedder:
     """Unit-length embeddings of texts (float32 rows)."""
 
-    def __init__(self, model: Any) -> None:
-        self._model = model
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.tokenizer_path = folder / "tokenizers" / f"{MODEL}_tokenizer_config.json"
+        if not self.tokenizer_path.is_file():
+            raise FileNotFoundError(f"no {self.tokenizer_path.name} in the wordllama wheel")
+        self.matrix = _weights(folder)
+        self._tokenizer: Tokenizer | None = None
+        self._model: Any = None
 
-    def embed(self, texts: list[str]) -> Any:  # -> numpy.ndarray (len(texts), DIM)
+    def embed(self, texts: list[str], cache: Path | None = None) -> Any:
+        """Embeddings of `texts`, shape (len(texts), DIM); `cache` is a folder that may keep
+        the tokenizer's table (the index's)."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        vectors = self._model.embed(texts, norm=False)
+        vectors = None
+        if sum(len(text) for text in texts) <= LEAN_CHARS:
+            with contextlib.suppress(TooLong):  # a very long word: wordllama's tokenizer
+                vectors = self._lean(texts, cache)
+        if vectors is None:
+            vectors = self.model().embed(texts, norm=False)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
+    def _lean(self, texts: list[str], cache: Path | None) -> Any:
+        import numpy as np
 
-# Off unless asked for (OCM_SEMANTIC=1) until a one-shot `ocm search` can embed a query
-# without importing the model (see bench/README.md, "Meaning").
-DEFAULT = "0"
+        if self._tokenizer is None:
+            self._tokenizer = (Tokenizer.cached(self.tokenizer_path, cache) if cache is not None
+                               else Tokenizer.from_json(self.tokenizer_path))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        top = self.matrix.shape[0] - 1
+        for row, text in enumerate(texts):
+            ids = np.minimum(np.asarray(self._tokenizer.encode(text), dtype=np.int64), top)
+            if len(ids):
+                out[row] = self.matrix[ids].astype(np.float32).sum(axis=0) / len(ids)
+        return out
 
+    def model(self) -> Any:  # -> wordllama.inference.WordLlamaInference
+        """WordLlama itself, loaded from its own folder with downloads disabled."""
+        if self._model is None:
+            root = logging.getLogger()
+            handlers, level = list(root.handlers), root.level
+            import wordllama  # its inference module calls logging.basicConfig() on import
 
-def enabled() -> bool:
-    return os.environ.get(SEMANTIC_ENV, DEFAULT).strip().lower() not in ("0", "false", "no",
-                                                                         "off", "")
+            root.handlers[:], root.level = handlers, level
+            self._model = wordllama.WordLlama.load(MODEL, cache_dir=self.folder, dim=DIM,
+                                                   disable_download=True)
+        return self._model
 
 
 @lru_cache(maxsize=1)
 def _load() -> tuple[Embedder | None, str]:
     try:
-        root = logging.getLogger()
-        handlers, level = list(root.handlers), root.level
-        import wordllama  # its inference module calls logging.basicConfig() on import
-
-        root.handlers[:], root.level = handlers, level
-        folder = Path(wordllama.__file__).parent
-        model = wordllama.WordLlama.load(MODEL, cache_dir=folder, dim=DIM,
-                                         disable_download=True)
+        return Embedder(wheel_folder()), ""
     except Exception as exc:  # noqa: BLE001 - any failure means keyword-only, said once
         return None, f"{type(exc).__name__}: {exc}"
-    return Embedder(model), ""
 
 
-def embedder() -> tuple[Embedder | None, str]:
-    """(the embedder, "") or (None, why not): off by OCM_SEMANTIC=0, or the model failed."""
-    if not enabled():
-        return None, f"turned off ({SEMANTIC_ENV}=0)"
+def embedder(vault_root: Path | None = None) -> tuple[Embedder | None, str]:
+    """(the embedder, "") or (None, why not): turned off, or the model failed to load."""
+    if not enabled(vault_root):
+        return None, f"turned off ({switch(vault_root)})"
     return _load()
 
 
-def failure_notice() -> str | None:
+def failure_notice(vault_root: Path | None = None) -> str | None:
     """The one line saying that search is keyword-only because the model failed to load;
     given once per process (None after that, when it loaded, or when turned off)."""
     global _announced
-    if _announced or not enabled():
+    if _announced or not enabled(vault_root):
         return None
     model, why = _load()
     if model is not None:

@@ -437,7 +437,7 @@ class NoteIndex:
         from .embed import embedder
         from .vectors import VectorStore
 
-        model, _ = embedder()
+        model, _ = embedder(self.vault.root)
         if model is None:
             return None
         if self._vectors is None:

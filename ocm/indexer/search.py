@@ -307,10 +307,10 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     from .embed import embedder
 
     store = index.vectors()
-    model, _ = embedder()
+    model, _ = embedder(index.vault.root)
     if store is None or model is None or not store.paths:
         return hits, numbers
-    sims = store.similarities(model.embed([text])[0])
+    sims = store.similarities(model.embed([text], store.folder)[0])
     scorer = index.scorer()
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()

@@ -81,7 +81,8 @@ class VectorStore:
                 if text is not None:
                     added.append(rel)
                     texts.append(text)
-            fresh = [embedder.embed(texts[i:i + BATCH]) for i in range(0, len(texts), BATCH)]
+            fresh = [embedder.embed(texts[i:i + BATCH], self.folder)
+                     for i in range(0, len(texts), BATCH)]
             self.matrix = np.concatenate([self.matrix[keep], *fresh]).astype(np.float32)
             self.sigs = [self.sigs[i] for i in keep] + [list(notes[r]) for r in added]
             self.paths = [self.paths[i] for i in keep] + added

@@ -482,8 +482,9 @@ class Project:
         filters = Filters(kind="memory", types=(canonical_type(memory_type),), status="active")
         try:
             index = self.refresh(vault)
+            # Words only: what supersede.py compares is words, and a write does not embed.
             hits = engine.candidates(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]), (),
-                                     filters, limit=SUPERSEDE_CANDIDATES)
+                                     filters, limit=SUPERSEDE_CANDIDATES, meaning=False)
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
             return None
         return [hit.path for hit in hits]

@@ -43,6 +43,12 @@ def ocm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def keyword_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search without meaning (OCM_SEMANTIC=0), for the tests of BM25F's own scores."""
+    monkeypatch.setenv("OCM_SEMANTIC", "0")
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "proj")
 

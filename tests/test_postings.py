@@ -97,7 +97,7 @@ def test_scores_follow_the_index_after_more_writes(vault_project: Project) -> No
     assert after != before
 
 
-def test_product_search_uses_these_scores(vault_project: Project) -> None:
+def test_product_search_uses_these_scores(vault_project: Project, keyword_only: None) -> None:
     index = vault_project.refresh(vault_project.vault)
     raw = dict(_ours(index, "stripe webhook idempotency", Filters()))
     hits = engine.candidates(index, "stripe webhook idempotency", (), Filters())

@@ -56,7 +56,8 @@ class Hit:
     # Share of the query's idf-weighted terms the note holds (ocm/indexer/relevance.py);
     # None when not measured (listings, pasted paragraphs).
     coverage: float | None = None
-    # Cosine similarity of the note's and the query's embeddings (None without them).
+    # Cosine similarity of the note's and the query's embeddings above the mean of the
+    # vault's other notes for that query (None without embeddings).
     similarity: float | None = None
 
     @property

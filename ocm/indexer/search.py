@@ -191,8 +191,10 @@ def _matches_file(hit: Hit, fragment: str) -> bool:
 
 
 def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Filters,
-               limit: int = CANDIDATES, explain: bool = False) -> list[Hit]:
-    """Raw BM25F hits of one vault, best first (before decay and re-ranking)."""
+               limit: int = CANDIDATES, explain: bool = False,
+               meaning: bool = True) -> list[Hit]:
+    """Raw hits of one vault, best first (before decay and re-ranking): BM25F's, fused with
+    the notes closest in meaning unless `meaning` is False or semantic search is off."""
     query, terms = text_query(text, paths)
     filter_q, mask = _filter_query(filters)
     if query is None:
@@ -215,7 +217,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         best = scorer.top(term_clauses(terms), limit, allow=filter_q, mask=mask)
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
         numbers = [doc for doc, _ in best]
-    if terms and not explain:
+    if terms and meaning and not explain:
         hits, numbers = _fuse(index, text, hits, numbers, filter_q, mask)
     if terms and is_phrase(text):
         shares = coverage(index.scorer(), word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
@@ -291,7 +293,7 @@ def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int)
 
 
 # -- meaning: BM25F fused with the cosine similarity of static embeddings -------------------
-# fused = (1 - SEMANTIC_WEIGHT) * bm25 + SEMANTIC_WEIGHT * cosine, each min-max normalised
+# fused = (1 - SEMANTIC_WEIGHT) * bm25 / best bm25 + SEMANTIC_WEIGHT * cosine min-max scaled
 # over this query's candidates: BM25F's best CANDIDATES and the embeddings' best
 # VECTOR_CANDIDATES.
 SEMANTIC_WEIGHT = 0.3
@@ -311,6 +313,10 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     if store is None or model is None or not store.paths:
         return hits, numbers
     sims = store.similarities(model.embed([text], store.folder)[0])
+    # What the other notes of this vault score against this query: a hit is close in
+    # meaning by how far it stands above them (relevance.MIN_SIMILARITY), not by its bare
+    # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike.
+    total, count = sum(sims.values()), len(sims)
     scorer = index.scorer()
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
@@ -326,14 +332,19 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
         hits.append(_hit(index, scorer.stored_fields(number), 0.0))
         numbers.append(number)
         rels.append(rel)
+    if not hits:
+        return hits, numbers
     bm25 = [hit.score for hit in hits]
     cos = [sims.get(rel, 0.0) for rel in rels]
-    low_b, high_b = min(bm25), max(bm25)
+    high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
     for hit, b, c in zip(hits, bm25, cos, strict=True):
-        b_norm = (b - low_b) / (high_b - low_b) if high_b > low_b else float(b > 0)
+        # BM25F over its best: a note that shares a word with the query keeps a share of
+        # the score (min-max put the weakest keyword match at 0, and the relative threshold
+        # then dropped it from a small vault's results).
+        b_norm = b / high_b if high_b > 0 else 0.0
         c_norm = (c - low_c) / (high_c - low_c) if high_c > low_c else 1.0
-        hit.similarity = c
+        hit.similarity = c - (total - c) / (count - 1) if count > 1 else 0.0
         hit.score = FUSED_SCALE * ((1 - SEMANTIC_WEIGHT) * b_norm + SEMANTIC_WEIGHT * c_norm)
     return hits, numbers
 

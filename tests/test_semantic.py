@@ -221,3 +221,20 @@ def test_doctor_reports_semantic_search(pets: Project, run_ocm,
     off = check("0")
     assert off["status"] == "info" and "OCM_SEMANTIC=0" in off["detail"]
     assert off["detail"].startswith("off, keywords only")
+
+
+def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer import relevance
+
+    tokens = ["tkqwertyuiopas", "tkzxcvbnmlkjhg", "tkpoiuytrewqas", "tkmnbvcxzasdfg"]
+    for token in tokens:
+        project.remember(f"Fact {token} about the build.", "context", auto_supersede=False)
+    for text in ("Postgres connection pool size is 20", "Our cat sleeps on the radiator",
+                 "The deploy pipeline runs on GitHub Actions", "Use ruff before committing"):
+        project.remember(text, "context")
+    assert [h.title for h in project.search(SearchRequest(query=tokens[1], now=NOW))] == [
+        f"Fact {tokens[1]} about the build."]
+    # Without the rule the other facts, close to the token only by its pieces, come along.
+    monkeypatch.setattr(relevance, "FULL_COVERAGE", 2.0)
+    assert len(project.search(SearchRequest(query=tokens[1], now=NOW))) > 1

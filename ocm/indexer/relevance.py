@@ -13,7 +13,7 @@ is relevant whatever words it shares.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .postings import PostingScorer
@@ -33,6 +33,7 @@ PART_CREDIT = 0.5
 # app/models.py" 0.28 (the shared `.py`), as against every note with a path; above the
 # other notes they stand 0.25 and 0.03.
 MIN_SIMILARITY = 0.12
+FULL_COVERAGE = 1.0 - 1e-9  # holds the query's most telling word (float sums aside)
 
 
 def _idf(df: int, total: int) -> float:
@@ -84,8 +85,18 @@ def is_phrase(text: str) -> bool:
     return len(text.split()) <= MAX_PHRASE_WORDS
 
 
-def relevant(hit: Any) -> bool:
-    """False for a weak match: a hit whose `coverage` was measured and is too low, unless
-    it is close in meaning (a paraphrase: "the kitten" for "our cat")."""
-    return (hit.coverage is None or hit.coverage >= MIN_COVERAGE or (
-        hit.similarity is not None and hit.similarity >= MIN_SIMILARITY))
+def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
+    """`relevant` for the hits of one search. Meaning stands in for the query's words where
+    they fail: once a hit holds the query's most telling word (an identifier, a rare name),
+    a hit holding none of its words is not made relevant by being close in meaning (a
+    random token's embedding is its pieces', close to every note with those pieces)."""
+    words_found = any(h.coverage is not None and h.coverage >= FULL_COVERAGE for h in hits)
+
+    def relevant(hit: Any) -> bool:
+        """False for a weak match: a hit whose `coverage` was measured and is too low,
+        unless it is close in meaning (a paraphrase: "the kitten" for "our cat")."""
+        return (hit.coverage is None or hit.coverage >= MIN_COVERAGE or (
+            not words_found and hit.similarity is not None
+            and hit.similarity >= MIN_SIMILARITY))
+
+    return relevant

@@ -21,7 +21,7 @@ from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
 from .query import MAX_FILTER_QUERY_WORDS
-from .relevance import coverage, is_phrase, relevant
+from .relevance import coverage, is_phrase, relevance_filter
 from .schema import FIELD_BOOSTS
 
 # Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
@@ -441,6 +441,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     hits = [h for h in hits if h.score >= cutoff]
     # The replacement of a relevant superseded record is what is true now: it stays even
     # when it is worded differently from the query.
+    relevant = relevance_filter(hits)
     successors = {h.superseded_by for h in hits if h.status == "superseded" and relevant(h)}
     hits = [h for h in hits if relevant(h) or h.id in successors]
     for hit in hits:

@@ -34,7 +34,8 @@ ADVERSARIAL = (
     "Bearer .", "sk-", 'password: "', "_aws_secret", "token: a ", "curl -u ", "curl -H ",
     "heroku=", "okta", "PuTTY-User-Key-File-2:", "machine x password ", "mysql -p",
     "--password ", "AccountKey=", "xoxb-", "key-", "sig=", "1234567890:AA",
-    "the password is ", "pass: ", "password=Aa",
+    "the password is ", "pass: ", "password=Aa", "pat", "secret_", "a.atlasv1.", "A3-", "EAA",
+    "1//0", "v1.0-", "sk.eyJ",
 )
 FILLER = (
     "The indexer rebuilds the search index when a note changes.",

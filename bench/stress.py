@@ -1447,6 +1447,55 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
         ("onepassword_service_account_token", "op ", "ops" + "_eyJ" + f(250, alnum, "ops"),
          " ok"),
         ("digitalocean_pat", "doctl oauth ", "do" + "o_v1_" + f(64, hexd, "doo"), " ok"),
+        ("gitlab_feature_flag_client_token", "unleash ", "gl" + "ffct-" + f(20, urlsafe, "gff"),
+         " ok"),
+        ("gitlab_incoming_mail_token", "mail ", "gl" + "imt-" + f(25, urlsafe, "gim"), " ok"),
+        ("gitlab_kubernetes_agent_token", "agent ", "gl" + "agent-" + f(50, urlsafe, "gag"),
+         " ok"),
+        ("gitlab_oauth_app_secret", "oauth app ", "gl" + "oas-" + f(64, urlsafe, "goa"), " ok"),
+        ("gitlab_runner_registration_token", "register ", "GR13" + "48941" + f(20, urlsafe, "grr"),
+         " ok"),
+        ("circleci_personal_token", "circle ", "CCI" + "PAT_" + f(22, alnum, "cc1") + "_"
+         + f(40, hexd, "cc2"), " ok"),
+        ("buildkite_api_token", "buildkite ", "bk" + "ua_" + f(40, hexd, "bkt"), " ok"),
+        ("sourcegraph_access_token", "src ", "sg" + "p_" + f(40, hexd, "sgp"), " ok"),
+        ("dockerhub_access_token", "docker hub ", "dckr" + "_pat_" + f(27, urlsafe, "dkh"), " ok"),
+        ("netlify_access_token", "netlify ", "nf" + "p_" + f(40, alnum, "nfp"), " ok"),
+        ("supabase_access_token", "supabase ", "sb" + "p_" + f(40, hexd, "sbp"), " ok"),
+        ("neon_api_key", "neon ", "na" + "pi_" + f(64, lower, "nea"), " ok"),
+        ("deno_deploy_token", "deno ", "dd" + "p_" + f(36, alnum, "ddp"), " ok"),
+        ("tailscale_key", "tailscale up --auth-key ", "tskey" + "-auth-k" + f(11, alnum, "ts1")
+         + "CNTRL-" + f(32, alnum, "ts2"), " ok"),
+        ("akamai_client_token", "akamai ", "ak" + "ab-" + f(16, lower, "ak1") + "-"
+         + f(16, lower, "ak2"), " ok"),
+        ("new_relic_insert_key", "insert ", "NR" + "II-" + f(32, urlsafe, "nri"), " ok"),
+        ("langsmith_api_key", "langsmith ", "lsv2" + "_pt_" + f(32, hexd, "ls1") + "_"
+         + f(10, hexd, "ls2"), " ok"),
+        ("flutterwave_secret_key", "flutterwave ", "FLW" + "SECK-" + f(32, hexd, "flw") + "-X",
+         " ok"),
+        ("contentful_management_token", "contentful ", "CF" + "PAT-" + f(43, urlsafe, "cfp"),
+         " ok"),
+        ("figma_access_token", "figma ", "fi" + "gd_" + f(40, urlsafe, "fig"), " ok"),
+        ("groq_api_key", "groq ", "gs" + "k_" + f(52, alnum, "gsk"), " ok"),
+        ("xai_api_key", "grok ", "xa" + "i-" + f(80, alnum, "xai"), " ok"),
+        ("replicate_api_token", "replicate ", "r" + "8_" + f(37, alnum, "r8r"), " ok"),
+        ("pinecone_api_key", "pinecone ", "pc" + "sk_" + f(5, alnum, "pc1") + "_"
+         + f(60, alnum, "pc2"), " ok"),
+        ("google_oauth_access_token", "gcloud ", "ya" + "29." + f(120, urlsafe, "y29"), " ok"),
+        ("google_oauth_refresh_token", "refresh ", "1/" + "/0" + f(100, urlsafe, "g10"), " ok"),
+        ("cloudflare_origin_ca_key", "origin ca ", "v1" + ".0-" + f(24, hexd, "cf1") + "-"
+         + f(146, hexd, "cf2"), " ok"),
+        ("mapbox_secret_token", "mapbox ", "sk" + ".eyJ1Ijoi" + f(40, urlsafe, "mb3") + "."
+         + f(22, urlsafe, "mb4"), " ok"),
+        ("hubspot_private_app_token", "hubspot ", "pat" + "-na1-" + uuid, " ok"),
+        ("meta_access_token", "graph api ", "EA" + "AB" + f(150, alnum, "fbk"), " ok"),
+        ("onepassword_secret_key", "1password ", "A" + "3-" + "-".join(
+            f(n, upper, f"op{n}{i}") for i, n in enumerate((6, 6, 5, 5, 5, 5))), " ok"),
+        ("notion_api_token", "notion legacy ", "sec" + "ret_" + f(43, alnum, "nts"), " ok"),
+        ("hashicorp_tf_api_token", "TF_TOKEN is ", f(14, alnum, "tf1") + ".atlas" + "v1."
+         + f(67, urlsafe, "tf2"), " ok"),
+        ("airtable_personal_access_token", "airtable ", "pat" + f(14, alnum, "at1") + "."
+         + f(64, hexd, "at2"), " ok"),
     ]
     return shapes
 

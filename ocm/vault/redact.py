@@ -40,7 +40,8 @@ REDACTION_KINDS: tuple[str, ...] = (
     "sendgrid_key", "pypi_token", "mailgun_key", "telegram_bot_token", "discord_bot_token",
     "jwt", "basic_auth", "bearer_token", "azure_storage_key", "azure_sas_token",
     "url_credentials", "curl_auth_user", "cli_password", "netrc_password", "password",
-    "prose_secret", "azure_ad_client_secret",
+    "prose_secret", "azure_ad_client_secret", "hashicorp_tf_api_token",
+    "airtable_personal_access_token",
 ) + tuple(dict.fromkeys(kind for kind, *_ in VENDOR_TOKENS))  # fmt: skip
 
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -590,6 +591,13 @@ _VENDOR_RULES: tuple[_Rule, ...] = tuple(
     _Rule("azure_ad_client_secret", _LazyPattern(
         r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}+"
         r"(?![A-Za-z0-9_~.\-])"), keywords=("q~",)),
+    # HashiCorp Terraform Cloud API tokens: 14 characters, `.atlasv1.`, then 60 or more.
+    _Rule("hashicorp_tf_api_token", _LazyPattern(
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}+"),
+          keywords=("atlasv1",)),
+    # Airtable personal access tokens: `pat`, 14 characters, a dot, 64 hex digits.
+    _Rule("airtable_personal_access_token",
+          _token("pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])"), keywords=("pat",)),
 )
 
 

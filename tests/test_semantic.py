@@ -167,6 +167,23 @@ def test_a_word_too_long_to_merge_in_python_goes_to_wordllama(tmp_path) -> None:
     assert np.abs(model.embed([blob], tmp_path)[0] - theirs / np.linalg.norm(theirs)).max() < 1e-6
 
 
+def test_bulk_embedding_without_wordllama_gives_the_same_vectors(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    model, why = embed._load()
+    assert model is not None, why
+    texts = _texts()
+    blob = "y" * 2000 + " and words"
+    expected = model.embed([*texts, blob], tmp_path)
+
+    def broken() -> None:
+        raise ImportError("wordllama is broken")
+
+    monkeypatch.setattr(model, "model", broken)
+    assert np.abs(model.embed([*texts, blob], tmp_path) - expected).max() < 1e-6
+
+
 def test_a_search_embeds_its_query_without_wordllama(pets: Project, run_ocm) -> None:
     import subprocess
     import sys

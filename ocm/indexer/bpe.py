@@ -96,8 +96,9 @@ class Tokenizer:
             pass  # a read-only index: the JSON is read again next time
         return made
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids of `text`, as WordLlama's tokenizer gives them (no special tokens)."""
+    def encode(self, text: str, max_segment: int | None = MAX_SEGMENT) -> list[int]:
+        """Token ids of `text`, as WordLlama's tokenizer gives them (no special tokens);
+        TooLong for a segment over `max_segment` characters (None: no limit)."""
         ids: list[int] = []
         for piece in self._split.split(text) if self.special else [text]:
             if piece in self.special:
@@ -105,14 +106,14 @@ class Tokenizer:
             elif piece:
                 for segment in _SEGMENT.findall("▁" + piece.replace(" ", "▁")):
                     if segment:
-                        ids.extend(self._segment(segment))
+                        ids.extend(self._segment(segment, max_segment))
         return ids
 
-    def _segment(self, segment: str) -> list[int]:
+    def _segment(self, segment: str, max_segment: int | None) -> list[int]:
         known = self._seen.get(segment)
         if known is not None:
             return known
-        if len(segment) > MAX_SEGMENT:
+        if max_segment is not None and len(segment) > max_segment:
             raise TooLong(f"a {len(segment)}-character word")
         # A character outside the vocabulary stays a string (merged with nothing) until the
         # end, where it becomes its bytes: no merge involves a byte token.

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .bpe import Tokenizer, TooLong, wheel_folder
+from .bpe import MAX_SEGMENT, Tokenizer, TooLong, wheel_folder
 
 SEMANTIC_ENV = "OCM_SEMANTIC"
 CONFIG = "config.json"  # in the vault folder; shared with the transcript switch
@@ -108,11 +108,15 @@ class Embedder:
             with contextlib.suppress(TooLong):  # a very long word: wordllama's tokenizer
                 vectors = self._lean(texts, cache)
         if vectors is None:
-            vectors = self.model().embed(texts, norm=False)
+            try:
+                vectors = self.model().embed(texts, norm=False)
+            except Exception:  # noqa: BLE001 - wordllama itself failed: same vectors, slower
+                vectors = self._lean(texts, cache, max_segment=None)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    def _lean(self, texts: list[str], cache: Path | None) -> Any:
+    def _lean(self, texts: list[str], cache: Path | None,
+              max_segment: int | None = MAX_SEGMENT) -> Any:
         import numpy as np
 
         if self._tokenizer is None:
@@ -121,7 +125,8 @@ class Embedder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         top = self.matrix.shape[0] - 1
         for row, text in enumerate(texts):
-            ids = np.minimum(np.asarray(self._tokenizer.encode(text), dtype=np.int64), top)
+            ids = np.asarray(self._tokenizer.encode(text, max_segment), dtype=np.int64)
+            ids = np.minimum(ids, top)
             if len(ids):
                 out[row] = self.matrix[ids].astype(np.float32).sum(axis=0) / len(ids)
         return out

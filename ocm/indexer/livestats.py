@@ -15,6 +15,7 @@ the same notes gives the same answers (issue #15).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import math
 from collections import Counter
@@ -23,7 +24,7 @@ from typing import Any
 from whoosh.searching import Searcher
 from whoosh.util.numeric import byte_to_length
 
-from .postings import _length_bytes  # the one reader of length columns
+from .postings import _decode, _length_bytes  # the one reader of postings and lengths
 
 _LENGTHS = [byte_to_length(code) for code in range(256)]
 
@@ -40,6 +41,7 @@ class LiveSearcher(Searcher):
 
     def live_doc_frequency(self, fieldname: str, text: str | bytes) -> int:
         """How many undeleted documents hold the term in the field."""
+        from whoosh.matching.wrappers import FilterMatcher
         from whoosh.reading import TermNotFound
 
         total = 0
@@ -47,8 +49,14 @@ class LiveSearcher(Searcher):
             if not reader.has_deletions():
                 total += reader.doc_frequency(fieldname, text)
                 continue
-            with contextlib.suppress(TermNotFound):  # postings skip deleted documents
-                total += sum(1 for _ in reader.postings(fieldname, text).all_ids())
+            with contextlib.suppress(TermNotFound):
+                matcher = reader.postings(fieldname, text)
+                if isinstance(matcher, FilterMatcher):  # the deletions, counted below
+                    matcher = matcher.child
+                ids, _ = _decode(matcher)  # sorted doc numbers, read a block at a time
+                held = sum(1 for doc in reader.deleted_docs_set
+                           if (at := bisect.bisect_left(ids, doc)) < len(ids) and ids[at] == doc)
+                total += len(ids) - held
         return total
 
     def idf(self, fieldname: str, text: str | bytes) -> float:

@@ -19,10 +19,9 @@ is simulated by `git checkout --ours`), notes a reader cannot parse (e.g. a fron
 duplicated by `union`), bullets and records written during the run that any clone lost,
 keys with two active records after each member's next read, and whether every clone gives
 the same search answers (and holds the same notes) once all have pulled: the same results
-in the same order, and the same results in any order (BM25 statistics count documents a
-clone's index deleted but has not merged away yet, so near-tied scores can swap between
-clones whose indexes saw different histories). Timed: a pull and the search after it, at
-the final vault size.
+in the same order, and the same results in any order (scores come from the live documents
+alone, `ocm/indexer/livestats.py`, so an index's history does not change them). Timed: a
+pull and the search after it, at the final vault size.
 """
 
 from __future__ import annotations

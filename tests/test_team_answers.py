@@ -72,3 +72,36 @@ def test_clones_with_different_index_histories_answer_alike(
     assert sum(len(a) for a in answers[0]) >= 3 * len(QUERIES), answers[0]
     assert answers[1] == answers[0]
     assert answers[2] == answers[0]
+
+
+def test_notes_tied_at_the_candidate_cut_are_chosen_by_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six notes score exactly alike; which three are a query's candidates is decided by
+    their paths in both vaults, though one indexed them in another order and re-indexed
+    half of them (other document numbers)."""
+    from ocm.indexer import search as engine
+    from ocm.indexer.hits import Filters
+
+    monkeypatch.setenv("OCM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OCM_NOW", "2026-03-02T09:00:00")
+    chosen = []
+    for name, order in (("one", range(6)), ("two", reversed(range(6)))):
+        root = tmp_path / name
+        root.mkdir()
+        git(root, "init", "-q")
+        project = Project.open(cwd=root)
+        project.init(ocm_command=executables()[1])
+        ids = [project.remember("zebra quagga okapi", "gotcha", title=f"animal {n}",
+                                auto_supersede=False).id for n in order]
+        project.search("zebra")  # indexed
+        if name == "two":
+            for note_id in ids[3:]:  # deleted and added again: new document numbers
+                project.update_memory(note_id, add_tags=["seen"])
+            project.update_memory(ids[3], remove_tags=["seen"])
+        index = project.index_for(project.vault)
+        index.sync()
+        hits = engine.candidates(index, "zebra", (), Filters(), limit=3)
+        assert len({h.score for h in hits}) == 1, [h.score for h in hits]
+        assert [h.relpath for h in hits] == sorted(h.relpath for h in hits)
+        chosen.append([h.title for h in hits])  # ids end in random hex: titles compared
+    assert chosen[0] == chosen[1] == ["animal 0", "animal 1", "animal 2"], chosen

@@ -203,6 +203,10 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         results = index.searcher().search(filter_q or Q.Every(), mask=mask, limit=None,
                                           sortedby="date", reverse=True)
         hits = [_hit(index, r.fields(), 0.0) for r in results]
+        # Notes of one date in path order, not in the index's document order (which
+        # differs between clones of one vault).
+        hits.sort(key=lambda h: h.relpath)
+        hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
     elif explain or paths:
         searcher = index.searcher()
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
@@ -214,7 +218,18 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     else:
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
         scorer = index.scorer()
-        best = scorer.top(term_clauses(terms), limit, allow=filter_q, mask=mask)
+        clauses = term_clauses(terms)
+        best = scorer.top(clauses, limit + 1, allow=filter_q, mask=mask)
+        if len(best) > limit and best[limit][1] == best[limit - 1][1]:
+            # A tie across the cut: which of the tied notes make it is decided by their
+            # paths, not by the index's document order (which differs between clones).
+            best = scorer.top(clauses, scorer.searcher.doc_count_all(), allow=filter_q,
+                              mask=mask)
+            cut = best[limit - 1][1]
+            tied = sorted((b for b in best if b[1] == cut),
+                          key=lambda b: scorer.stored_fields(b[0])["path"])
+            best = [b for b in best if b[1] > cut] + tied
+        best = best[:limit]
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
         numbers = [doc for doc, _ in best]
     if terms and meaning and not explain:

@@ -219,12 +219,14 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
         scorer = index.scorer()
         clauses = term_clauses(terms)
-        best = scorer.top(clauses, limit + 1, allow=filter_q, mask=mask)
+        wider = 2 * limit + 20  # room for the notes tied with the last one kept
+        best = scorer.top(clauses, wider, allow=filter_q, mask=mask)
         if len(best) > limit and best[limit][1] == best[limit - 1][1]:
             # A tie across the cut: which of the tied notes make it is decided by their
             # paths, not by the index's document order (which differs between clones).
-            best = scorer.top(clauses, scorer.searcher.doc_count_all(), allow=filter_q,
-                              mask=mask)
+            if len(best) == wider and best[-1][1] == best[limit - 1][1]:
+                best = scorer.top(clauses, scorer.searcher.doc_count_all(), allow=filter_q,
+                                  mask=mask)  # more ties than that: all of them
             cut = best[limit - 1][1]
             tied = sorted((b for b in best if b[1] == cut),
                           key=lambda b: scorer.stored_fields(b[0])["path"])

@@ -84,6 +84,7 @@ def test_notes_tied_at_the_candidate_cut_are_chosen_by_path(
 
     monkeypatch.setenv("OCM_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OCM_NOW", "2026-03-02T09:00:00")
+    monkeypatch.setenv("OCM_SEMANTIC", "0")  # BM25F's cut itself (meaning re-scores after)
     chosen = []
     for name, order in (("one", range(6)), ("two", reversed(range(6)))):
         root = tmp_path / name

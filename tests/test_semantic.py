@@ -56,7 +56,7 @@ def test_keyword_only_mode_writes_no_vectors(pets: Project,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embed.SEMANTIC_ENV, "0")
     assert titles(pets, "radiator") == ["Our cat sleeps on the radiator all winter"]
-    assert not (pets.vault.index_dir / "vectors.npy").exists()
+    assert not (pets.vault.index_dir / "vectors.npz").exists()
     assert pets.semantic_status() == {"enabled": False, "available": False, "model": None,
                                       "detail": "turned off (OCM_SEMANTIC=0)",
                                       "switch": "OCM_SEMANTIC=0"}
@@ -77,9 +77,14 @@ def test_vectors_follow_the_notes(pets: Project, semantic: None) -> None:
     titles(pets, "radiator")
     assert cat not in vectors(pets) and len(vectors(pets)) == 2
     # A lost or damaged vector file is rebuilt from the notes.
-    (pets.vault.index_dir / "vectors.npy").write_bytes(b"garbage")
-    assert titles(pets, "database connections")[0] == "Postgres connection pool size is 20"
-    assert len(vectors(pets)) == 2
+    stored = pets.vault.index_dir / "vectors.npz"
+    whole = stored.read_bytes()
+    for damaged in (b"garbage", whole[: len(whole) // 2]):  # not a zip; a zip cut mid-write
+        stored.write_bytes(damaged)
+        assert titles(pets, "database connections")[0] == "Postgres connection pool size is 20"
+        assert len(vectors(pets)) == 2 and stored.read_bytes() != damaged
+    # Rows and their keys live in one file, replaced in one step: no pair to mismatch.
+    assert sorted(p.name for p in pets.vault.index_dir.glob("vectors*")) == ["vectors.npz"]
 
 
 def test_a_model_that_fails_to_load_leaves_search_keyword_only(
@@ -189,7 +194,7 @@ def test_a_search_embeds_its_query_without_wordllama(pets: Project, run_ocm) -> 
     import sys
 
     pets.search(SearchRequest(query="kitten", now=NOW))  # vectors built (wordllama or not)
-    assert (pets.vault.index_dir / "vectors.npy").is_file()
+    assert (pets.vault.index_dir / "vectors.npz").is_file()
     script = ("import sys; from ocm.project import Project, SearchRequest; "
               f"p = Project.open(cwd={str(pets.root)!r}); "
               "hits = p.search(SearchRequest(query='where does the kitty nap')); "

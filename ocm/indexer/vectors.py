@@ -2,24 +2,23 @@
 its `(mtime_ns, size)` signature, computed again when the note changes, dropped when it is
 deleted, and rebuilt from the notes whenever the files are missing or unreadable.
 
-Files: `vectors.npy` (float16 rows) and `vectors.json` (model, paths, signatures), each
-replaced atomically.
+One file, `vectors.npz`: the float16 rows and their keys (model, paths, signatures) as a
+JSON string, replaced in one atomic step, so a reader never pairs rows with another
+write's keys.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ocm.vault.atomic import atomic_write_text
-
 from .embed import DIM, MODEL, Embedder
 
-VECTORS = "vectors.npy"
-KEYS = "vectors.json"
+VECTORS = "vectors.npz"
 BATCH = 256
 
 
@@ -35,10 +34,10 @@ class VectorStore:
 
     def _file_key(self) -> tuple | None:
         try:
-            a, b = os.stat(self.folder / VECTORS), os.stat(self.folder / KEYS)
+            found = os.stat(self.folder / VECTORS)
         except OSError:
             return None
-        return (a.st_ino, a.st_mtime_ns, a.st_size, b.st_ino, b.st_mtime_ns, b.st_size)
+        return (found.st_ino, found.st_mtime_ns, found.st_size)
 
     def _load(self) -> None:
         import numpy as np
@@ -50,14 +49,15 @@ class VectorStore:
         self._loaded_key = None
         if key is not None:
             try:
-                meta = json.loads((self.folder / KEYS).read_text(encoding="utf-8"))
-                matrix = np.load(self.folder / VECTORS, allow_pickle=False)
+                with np.load(self.folder / VECTORS, allow_pickle=False) as stored:
+                    meta = json.loads(str(stored["keys"]))
+                    matrix = stored["rows"]
                 if (meta.get("model") == MODEL and matrix.shape == (len(meta["paths"]), DIM)
                         and len(meta["sigs"]) == len(meta["paths"])):
                     self.paths, self.sigs = list(meta["paths"]), list(meta["sigs"])
                     self.matrix = matrix.astype(np.float32)
                     self._loaded_key = key
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
                 pass  # unreadable: every note is embedded again below
         self._row = {p: i for i, p in enumerate(self.paths)}
 
@@ -95,11 +95,10 @@ class VectorStore:
 
         self.folder.mkdir(parents=True, exist_ok=True)
         temp = self.folder / f".{VECTORS}.tmp"
+        keys = json.dumps({"model": MODEL, "paths": self.paths, "sigs": self.sigs})
         with open(temp, "wb") as handle:
-            np.save(handle, self.matrix.astype(np.float16), allow_pickle=False)
+            np.savez(handle, rows=self.matrix.astype(np.float16), keys=np.array(keys))
         os.replace(temp, self.folder / VECTORS)
-        atomic_write_text(self.folder / KEYS, json.dumps(
-            {"model": MODEL, "paths": self.paths, "sigs": self.sigs}), durable=False)
         self._loaded_key = self._file_key()
 
     def similarities(self, query: Any) -> dict[str, float]:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pickle
-import time
 from pathlib import Path
 
 import pytest
@@ -161,20 +160,18 @@ def test_picklable() -> None:
     assert [t.text for t in clone(text)] == tokens(text)
 
 
-def test_tokenizer_speed_on_one_megabyte() -> None:
+def test_one_megabyte_tokenizes_like_its_parts() -> None:
+    """A 1 MB text gives exactly its chunks' tokens, in order (no state carried across
+    chunks, nothing dropped at scale). Its speed is measured in bench/, not asserted here."""
     chunk = (
         "Optimizing the migrations in src/inference/embedding_server.py broke "
         "RateLimiterCheck; see #1234, utf-8 handling in foo.bar() and the agent-crew "
         "C++ bindings (v1.2.3, HTTP2). We may need a retry_policy_42 for db cursors. "
     )
-    text = (chunk * (1_000_000 // len(chunk) + 1))[:1_000_000]
-    tokens("warm up")
-    start = time.perf_counter()
-    out = tokens(text)
-    elapsed = time.perf_counter() - start
-    assert len(out) > 100_000
-    # Budget is ~1.5 s; the slack absorbs slow CI machines.
-    assert elapsed < 3.0, f"tokens() took {elapsed:.2f}s on 1 MB"
+    copies = 1_000_000 // len(chunk) + 1
+    one = tokens(chunk)
+    out = tokens(chunk * copies)
+    assert len(one) > 20 and out == one * copies
 
 
 DOCS = {

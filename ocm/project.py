@@ -638,8 +638,7 @@ class Project:
             return ranked_hits
         if not req.group:
             return engine.chunk_hits(ranked_hits, text, indexes, req.limit)
-        engine.attach_chunks(ranked_hits, text, indexes)
-        return ranked_hits
+        return engine.grouped_hits(ranked_hits, text, indexes, req.limit)
 
     def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
         """Flag active project memories whose files changed in git since they were written

@@ -274,15 +274,56 @@ def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
     return for_hit
 
 
-def attach_chunks(hits: list[Hit], text: str, indexes: list[NoteIndex]) -> None:
-    """Give each hit its best chunk for the query `text`: section, anchor, line, snippet."""
+# A transcript note (a whole conversation, one `##` per turn) may list this many of its
+# turns in a grouped search: a question's evidence often lies in several turns of one
+# conversation, while a cap keeps one long transcript from filling the list.
+TRANSCRIPT_TURNS = 3
+
+
+def grouped_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int,
+                 turns: int = TRANSCRIPT_TURNS) -> list[Hit]:
+    """The default (grouped) result list of the ranked notes `hits`: one result per note
+    with its best chunk for the query `text` (section, anchor, line, snippet), except that
+    a transcript note also lists up to `turns` - 1 more matching turns as results of their
+    own (each at the note's score times its BM25F share of the best turn's, as
+    `chunk_hits` scores them), placed among the notes by score without reordering the
+    notes and dropped below the relevance threshold; cut to `limit`."""
     terms = list(dict.fromkeys(tokens(text)))
     scorer = _chunk_scorer(indexes)
-    for hit in hits:
+    cutoff = RELATIVE_THRESHOLD * max((h.score for h in hits), default=0.0)
+    extras: list[tuple[float, int, int, Hit]] = []
+    for order, hit in enumerate(hits):
         scored = scorer(hit, terms)
-        if scored:
-            score, position = scored[0]
-            hit.chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score)
+        if not scored:
+            continue
+        top, best = scored[0]
+        hit.chunk = chunk_of(hit.chunks[best], hit.relpath, terms, top)
+        if hit.kind != "transcript":
+            continue
+        for score, position in scored[1:turns]:
+            share_score = hit.score * score / top if top > 0 else 0.0
+            if score <= 0 or share_score < cutoff:
+                break
+            chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score)
+            extras.append((share_score, order, position,
+                           replace(hit, score=share_score, chunk=chunk)))
+    # An extra turn goes before the first note after its own that scores below it.
+    before: dict[int, list[tuple[float, int, int, Hit]]] = {}
+    for extra in extras:
+        score, parent = extra[0], extra[1]
+        at = next((i for i in range(parent + 1, len(hits)) if hits[i].score < score),
+                  len(hits))
+        before.setdefault(at, []).append(extra)
+    out: list[Hit] = []
+    for at in range(len(hits) + 1):
+        out.extend(item[3] for item in sorted(before.get(at, []),
+                                              key=lambda item: (-item[0], item[1], item[2])))
+        if at < len(hits):
+            out.append(hits[at])
+    found = out[:limit]
+    for position, hit in enumerate(found, 1):
+        hit.rank = position
+    return found
 
 
 def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int) -> list[Hit]:

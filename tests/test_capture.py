@@ -54,14 +54,20 @@ def _transcripts(repo: Path) -> list[Path]:
     return sorted((repo / ".openCodeMemory" / "transcripts").glob("*.md"))
 
 
-def replay(host: str, repo: Path, env: dict[str, str], home: Path) -> Path:
-    """Every recorded hook of `host` in order, its transcript written as the host did:
-    the lines up to the user's prompt before the prompt hook, the rest before Stop."""
+def _recorded_lines(host: str, repo: Path, home: Path) -> list[str]:
     source = FIXTURES / "transcripts" / host / HOSTS[host]
+    return _rewrite(source.read_text(), repo, home).splitlines(keepends=True)
+
+
+def replay(host: str, repo: Path, env: dict[str, str], home: Path,
+           lines: list[str] | None = None) -> Path:
+    """Every recorded hook of `host` in order, its transcript written as the host did:
+    the lines up to the user's prompt before the prompt hook, the rest (or `lines`)
+    before Stop."""
     events = _payloads(host, repo, home)
     target = Path(json.loads(events[0][1])["transcript_path"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    lines = _rewrite(source.read_text(), repo, home).splitlines(keepends=True)
+    lines = lines or _recorded_lines(host, repo, home)
     target.write_text("".join(lines[:3]))
     for event, raw in events:
         if event in STOPS:
@@ -172,8 +178,71 @@ def test_incremental_fold_reads_only_new_bytes(world: tuple[Path, dict[str, str]
     before = transcript.read_bytes()
     run(["claude-code", "stop"], stop, env)
     assert transcript.read_bytes() == before
+    # Work Done: one bullet per turn, the second from the transcript (redacted).
     [session] = h.sessions(repo)
-    assert _note(session).items("work done") == ["Done (mock)."]  # the payload's message
+    done = _note(session).items("work done")
+    assert done[0] == "Done (mock)." and len(done) == 2
+    assert done[1].startswith("The retry budget is 3 attempts.")
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in done[1] and "[REDACTED:" in done[1]
+
+
+def _two_turns(host: str, repo: Path, home: Path) -> list[str]:
+    """The recorded transcript with its turn played twice, the first answering
+    'Wrote the first draft.' (Gemini keys messages by id: the copy gets its own ids)."""
+    lines = _recorded_lines(host, repo, home)
+    start = 2 if host == "gemini" else 3  # where the user's prompt is
+    first = [line.replace("Done (mock).", "Wrote the first draft.").replace('"id":"', '"id":"t1-')
+             for line in lines[start:]]
+    return lines[:start] + first + lines[start:]
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_work_done_has_a_bullet_per_turn_without_a_stop_per_turn(
+        host: str, world: tuple[Path, dict[str, str], Path]) -> None:
+    """The first turn never had a Stop of its own (interrupted, or the host skipped it):
+    its last assistant message still becomes a Work Done bullet, in turn order."""
+    repo, env, home = world
+    replay(host, repo, env, home, _two_turns(host, repo, home))
+    [transcript] = _transcripts(repo)
+    assert transcript.read_text().count("\n## Turn ") == 2
+    note = _note(h.sessions(repo)[0])
+    assert note.fm["summary"] == "auto"
+    assert note.items("work done") == ["Wrote the first draft.", "Done (mock)."]
+
+
+def test_checkpoint_then_more_turns_adds_no_auto_work_done(
+        world: tuple[Path, dict[str, str], Path]) -> None:
+    repo, env, home = world
+    events = dict(_payloads("claude-code", repo, home))
+    lines = _two_turns("claude-code", repo, home)
+    target = Path(json.loads(events["session-start"])["transcript_path"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(lines[: 3 + (len(lines) - 3) // 2]))  # the first turn
+    for event in ("session-start", "user-prompt-submit", "stop"):
+        run(["claude-code", event], events[event], env)
+    assert _note(h.sessions(repo)[0]).items("work done") == ["Wrote the first draft."]
+    sid = json.loads(events["stop"])["session_id"]
+    done = h.ocm(["checkpoint", "--session", sid, "--done", "Wrote the check"], env, repo)
+    assert done.returncode == 0, done.stderr
+    target.write_text("".join(lines))  # the second turn
+    run(["claude-code", "stop"], events["stop"], env)
+    note = _note(h.sessions(repo)[0])
+    assert "summary" not in note.fm and note.items("work done") == []
+    assert note.items("work completed") == ["Wrote the check"]
+    assert _transcripts(repo)[0].read_text().count("\n## Turn ") == 2  # still folded
+
+
+def test_work_done_is_capped_with_a_pointer_to_the_transcript() -> None:
+    from ocm.vault import autosummary
+
+    note = SessionNote(Document.parse("---\nid: s1\n---\n\n## Prompts\n- build it\n"))
+    messages = [f"Finished step {i}." for i in range(autosummary.MAX_WORK_DONE + 5)]
+    assert autosummary.fill(note, messages)
+    done = note.items("work done")
+    assert len(done) == autosummary.MAX_WORK_DONE + 1
+    assert done[-1] == autosummary.MORE_IN_TRANSCRIPT and done[0] == "Finished step 0."
+    assert not autosummary.fill(note, ["One more step."])  # full: nothing added
+    assert note.items("work done") == done
 
 
 def test_opt_out_env_and_config(world: tuple[Path, dict[str, str], Path]) -> None:

@@ -301,11 +301,12 @@ def _capture(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
 
     from .transcript import fold_session, mark_folded
 
-    fold_session(project, ev, note_id, vault_dir, env)
+    # Work Done: the last message of every turn the fold read (turns without a Stop of
+    # their own, e.g. interrupted ones, included); the payload's when nothing was folded.
+    messages = fold_session(project, ev, note_id, vault_dir, env) or [ev.last_message]
     mark_folded(ev, vault_dir)
     try:
-        project.vault.session_edit(note_id, lambda note: autosummary.fill(
-            note, ev.last_message))
+        project.vault.session_edit(note_id, lambda note: autosummary.fill(note, messages))
     except Exception as exc:  # noqa: BLE001 - the hook still answers
         journal.log(vault_dir, f"{ev.host} {ev.event}: auto summary failed: "
                                f"{type(exc).__name__}: {exc}")

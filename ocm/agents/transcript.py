@@ -129,12 +129,14 @@ class TurnBuilder:
 
 
 def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
-                 env: dict[str, str]) -> None:
-    """Render the new part of the host's transcript for the session `note_id` (never raises)."""
+                 env: dict[str, str]) -> list[str]:
+    """Render the new part of the host's transcript for the session `note_id`; returns the
+    last assistant message of each turn it read (empty when nothing was folded). Never
+    raises."""
     from ocm.vault import journal
 
     if not ev.transcript_path or not enabled(vault_dir, env):
-        return
+        return []
     try:
         from ocm.vault import transcripts
         from ocm.vault.links import link
@@ -144,7 +146,7 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
         module = host_module(ev.host)
         parse = getattr(module, "parse_transcript", None)
         if parse is None:
-            return
+            return []
         session_path = project.vault.find_session(note_id)
         cwd = ev.cwd
 
@@ -155,7 +157,7 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
                                   ev.session_id, ev.transcript_path,
                                   lambda lines: parse(lines, cwd), log)
         if result is None:
-            return
+            return []
         stem = result.path.stem
 
         def mutate(note: Any) -> None:
@@ -163,9 +165,11 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
                 note.set_frontmatter("transcript", link(stem))
 
         project.vault.session_edit(note_id, mutate)
+        return result.last_texts
     except Exception as exc:  # noqa: BLE001 - a transcript never breaks the hook
         journal.log(vault_dir, f"{ev.host} {ev.event}: transcript {ev.transcript_path} "
                                f"skipped ({type(exc).__name__}: {exc})")
+        return []
 
 
 def size(path: str) -> int:

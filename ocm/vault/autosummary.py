@@ -2,7 +2,10 @@
 
 When the agent never called `ocm__checkpoint`, the hooks fill the note at each turn's end
 and at session end: Goal from the first prompt the user typed, Work Done from the last
-assistant message of each turn (one short bullet), and mark it `summary: auto`. Files come
+assistant message of each turn (one short bullet a turn, read from the host's transcript
+as it is folded, so turns that ended without a Stop of their own count too; at most
+MAX_WORK_DONE bullets, then one line pointing at the transcript), and mark it
+`summary: auto`. Files come
 from the hooks (and the git fallback at close). The first agent checkpoint that brings its
 own content replaces the auto parts (Goal, Work Done) and drops the mark; the note is then
 the agent's, and nothing is filled automatically again.
@@ -16,6 +19,8 @@ from .sessions import CheckpointInput, SessionNote
 AUTO = "auto"
 MAX_GOAL_CHARS = 300
 MAX_BULLET_CHARS = 280
+MAX_WORK_DONE = 40
+MORE_IN_TRANSCRIPT = "(later turns: see the transcript)"
 _CONTENT_FIELDS = ("goal", "work_completed", "work_pending", "work_summary", "decisions",
                    "plan_files", "references", "diff_summary")
 
@@ -40,8 +45,9 @@ def bullet(message: str, limit: int = MAX_BULLET_CHARS) -> str:
     return words
 
 
-def fill(note: SessionNote, last_message: str = "") -> bool:
-    """Fill Goal and Work Done where the agent did not; True if anything was added."""
+def fill(note: SessionNote, last_messages: list[str] | None = None) -> bool:
+    """Fill Goal and Work Done where the agent did not (`last_messages`: the last assistant
+    message of each turn that ended, in order); True if anything was added."""
     if not is_auto(note) and _agent_wrote(note):
         return False
     changed = False
@@ -52,9 +58,15 @@ def fill(note: SessionNote, last_message: str = "") -> bool:
             if goal:
                 note.ensure_section("goal").set_text(goal)
                 changed = True
-    item = bullet(last_message)
-    if item and note.add_items("work done", [item]):
-        changed = True
+    items = [item for item in (bullet(m) for m in last_messages or []) if item]
+    if items:
+        done = [i for i in note.items("work done") if i != MORE_IN_TRANSCRIPT]
+        room = max(0, MAX_WORK_DONE - len(done))
+        kept = [i for i in dict.fromkeys(items) if i not in done][:room]
+        if len(kept) < len(set(items) - set(done)):
+            kept.append(MORE_IN_TRANSCRIPT)
+        if note.add_items("work done", kept):
+            changed = True
     if changed and not is_auto(note):
         note.set_frontmatter("summary", AUTO)
     return changed

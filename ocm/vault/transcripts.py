@@ -167,6 +167,9 @@ class FoldResult:
     turns: int                    # new turns rendered
     offset: int
     created: bool = False
+    # The last assistant message of each turn this fold read (for the auto summary's Work
+    # Done), in order; a turn the note cap left out of the note still has its message here.
+    last_texts: list[str] = field(default_factory=list)
 
 
 def read_offset(path: Path) -> tuple[int, str]:
@@ -218,8 +221,10 @@ def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_
                 log(f"transcript {source}: no record in a known format in {len(lines)} "
                     f"lines at offset {offset:,}; skipped")
             turns = []
-        return _write(path, session_id, session_stem, tool, agent_session, source,
-                      new_offset, turns, started)
+        result = _write(path, session_id, session_stem, tool, agent_session, source,
+                        new_offset, turns, started)
+        result.last_texts = [t.last_text for t in turns if t.last_text]
+        return result
 
 
 def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_session: str,

@@ -8,9 +8,10 @@ one `## Turn N · HH:MM · first words` section per corpus turn, its text as the
 Every query is searched in its conversation's vault at product defaults
 (`Project.search(query)`, "now" pinned to the conversation's last date), then scored:
 
-* turn level: a hit counts as the corpus turn of its best section (the hit's chunk anchor,
-  `Turn N`), so a grouped result list gives at most one turn per session; `--chunks` also
-  scores the section listing (`group=False`), where every turn is its own result;
+* turn level: a hit counts as the corpus turn of its section (the hit's chunk anchor,
+  `Turn N`); the default grouped list gives up to `TRANSCRIPT_TURNS` (3) turns per
+  session (ocm/indexer/search.py `grouped_hits`); `--chunks` also scores the section
+  listing (`group=False`), where every matching turn is its own result;
 * session level: a hit counts as its session, relevant when the query's evidence lies in it.
 
 Compare with `bench/retrieval.py --data …/turn/dev` (one memory per turn), run alongside.

@@ -466,8 +466,9 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                         "email recorded when a team vault's note was written.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
         group: Annotated[bool, Field(
-            description="One result per note, with its best section (default); false "
-                        "lists the matching sections themselves.")] = True,
+            description="One result per note, with its best section (default; a "
+                        "transcript lists up to 3 matching turns); false lists the "
+                        "matching sections themselves.")] = True,
     ) -> SearchOutcome:
         """Search session notes and memory records (BM25F, newest-weighted).
 

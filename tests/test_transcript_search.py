@@ -51,6 +51,12 @@ def world(project: Project) -> Project:
     _write_transcript(project)
     project.remember("The payment client's retry budget lives in config/payments.toml "
                      "as max_attempts.", "gotcha", title="Retry budget config")
+    # Notes on other subjects: a vault of two notes only would scale the meaning part of
+    # the score (min-max over the candidates) to all or nothing.
+    for text in ("The staging database is reset every Sunday night.",
+                 "Use pnpm, not npm, in the web folder.",
+                 "Release notes are written in docs/changes.md before tagging."):
+        project.remember(text, "convention")
     return project
 
 

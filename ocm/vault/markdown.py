@@ -16,6 +16,7 @@ from typing import Any
 
 from .clock import format_timestamp
 from .errors import NoteFormatError
+from .fields import first_problem
 
 # What a note cut short inside its frontmatter (a write in progress) is reported as.
 UNTERMINATED_FRONTMATTER = "frontmatter starts with '---' but never ends"
@@ -35,6 +36,21 @@ def _yaml_error() -> type[Exception]:
     return yaml.YAMLError
 
 _KEY_RE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s|$)")
+
+
+def _unbuildable_key(lines: list[str]) -> str | None:
+    """The top-level key whose value YAML scans but cannot build (a day that does not
+    exist), found by loading each key's lines alone; None when no single key is to blame."""
+    starts = [i for i, line in enumerate(lines) if _KEY_RE.match(line)]
+    for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
+        try:
+            _yaml_load("\n".join(lines[start:end]))
+        except (ValueError, TypeError, OverflowError, RecursionError):
+            match = _KEY_RE.match(lines[start])
+            return match.group(1) if match else None
+        except _yaml_error():
+            continue
+    return None
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _ITEM_RE = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$")
@@ -102,10 +118,19 @@ class Frontmatter:
         except _yaml_error() as exc:
             first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
             raise NoteFormatError(where, f"malformed frontmatter ({first})") from None
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            # YAML that scans but cannot be built: `created: 2024-02-30` (libyaml raises
+            # the date's own ValueError), nesting deeper than Python's stack.
+            key = _unbuildable_key(lines)
+            named = f"{key} holds an impossible value" if key else "impossible frontmatter value"
+            raise NoteFormatError(where, f"{named} ({exc})") from None
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise NoteFormatError(where, "frontmatter is not a mapping of keys to values")
+        wrong = first_problem(data)
+        if wrong:
+            raise NoteFormatError(where, wrong)
         return cls(lines=list(lines), data=data)
 
     def _span(self, key: str) -> tuple[int, int] | None:

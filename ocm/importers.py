@@ -138,7 +138,7 @@ def _mcp_memory_line(head: str) -> bool:
     first = next((line for line in head.splitlines() if line.strip()), "")
     try:
         item = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(item, dict) and item.get("type") in ("entity", "relation")
 
@@ -183,6 +183,8 @@ def plan_mcp_memory(source: Path) -> list[Planned]:
                 item = json.loads(line)
             except ValueError as exc:
                 raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise InvalidInput(f"{path}:{number}: JSON nested too deeply") from None
             if not isinstance(item, dict):
                 raise InvalidInput(f"{path}:{number}: expected a JSON object")
             kind = item.get("type")
@@ -364,6 +366,8 @@ def plan_ocm_backup(source: Path) -> list[dict[str, str]]:
         data = json.loads(_read(source))
     except ValueError as exc:
         raise InvalidInput(f"{source} is not JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidInput(f"{source}: JSON nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != "ocm-export" or not isinstance(
             data.get("notes"), list):
         raise InvalidInput(f"{source} is not an `ocm export --format json` file")

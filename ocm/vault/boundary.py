@@ -9,6 +9,7 @@ The vault root itself may be a link (a person's choice for where the vault lives
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
@@ -47,15 +48,23 @@ def is_real_file(path: Path) -> bool:
     """A regular file that is not a link (its folders are checked by the scans)."""
     try:
         return (os.lstat(path).st_mode & 0o170000) == 0o100000
-    except (FileNotFoundError, NotADirectoryError):
-        return False
+    except OSError as exc:
+        return _absent(exc)
 
 
 def is_real_dir(path: Path) -> bool:
     try:
         return S_ISDIR(os.lstat(path).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError as exc:
+        return _absent(exc)
+
+
+def _absent(exc: OSError) -> bool:
+    """False for a path that does not or cannot exist (a name longer than the file system
+    allows, e.g. a 300-character id); any other error is raised."""
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
         return False
+    raise exc
 
 
 def links_in(root: Path) -> list[str]:

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 # ----------------------------------------------------------------------------- inputs
 
 
 class PlanFileIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     path: str = Field(description="Project-relative path of the plan/design file.")
     header: str = Field("", description="The file's first heading, copied exactly.")
 
 
 class ReferenceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     url: str = Field(description="URL or internal document path.")
     title: str = Field("", description="Short (3-5 word) descriptive title.")
 

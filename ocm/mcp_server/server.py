@@ -40,7 +40,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 import ocm
 from ocm.vault.errors import OcmError
@@ -202,6 +202,10 @@ def _guard(fn: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
     except OSError as exc:
         raise ToolError(f"file system error: {exc}") from exc
+    except Exception as exc:
+        # Anything else would reach the agent as a bare "Error executing tool …": say what.
+        log.exception("unexpected error")
+        raise ToolError(f"unexpected error ({type(exc).__name__}: {exc})") from exc
 
 
 # ----------------------------------------------------------------------------- conversion
@@ -656,7 +660,22 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
 
         return await backend.run(ctx, call)
 
+    _strict_arguments(server)
     return server
+
+
+def _strict_arguments(server: MCPServer) -> None:
+    """Unknown arguments and wrong types are refused, naming the field, instead of being
+    dropped (`plan_file` for `plan_files`) or coerced (`importance: true` stored as 1,
+    `"7"` as 7): every tool validates its arguments with `extra="forbid"` and strict types,
+    and its published input schema says `additionalProperties: false`."""
+    for tool in server._tool_manager.list_tools():  # the SDK has no public setter for this
+        base = tool.fn_metadata.arg_model
+        tool.fn_metadata.arg_model = type(base.__name__, (base,), {
+            "__module__": base.__module__,
+            "model_config": ConfigDict(extra="forbid", strict=True,
+                                       arbitrary_types_allowed=True)})
+        tool.parameters["additionalProperties"] = False
 
 
 def _log_level() -> Any:

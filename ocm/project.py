@@ -241,7 +241,7 @@ class Project:
     def require_vault(self) -> Vault:
         """The project's vault, or an error saying there is none and how to make one:
         nothing creates `.openCodeMemory/` but `ocm init` (ignored in git, registered)."""
-        if self.strict and not self.vault.root.is_dir():
+        if self.strict and not self.vault.exists:
             how = (f"`ocm init --vault {self.vault.root}` creates it, or point --vault "
                    "(OCM_VAULT) at an existing one") if self.explicit else (
                 f"run `ocm init` in {self.root} to create one")
@@ -269,7 +269,7 @@ class Project:
         unique: dict[Path, Vault] = {}
         for vault in found:
             unique.setdefault(vault.root.resolve(), vault)
-        return [v for v in unique.values() if v.root.is_dir()]
+        return [v for v in unique.values() if v.exists]
 
     def _locate(self, note_id: str) -> tuple[Vault, str, Path]:
         """(vault, kind, path) of a note id: project memories and sessions, then the user's."""
@@ -277,7 +277,7 @@ class Project:
 
         note_id = validate_id(unlink(note_id) if isinstance(note_id, str) else note_id, "note id")
         for vault in (self.vault, self.user_vault):
-            if not vault.root.is_dir():
+            if not vault.exists:
                 continue
             with contextlib.suppress(NotFound):
                 return vault, "memory", vault.find_memory(note_id)
@@ -859,13 +859,13 @@ class Project:
         plural = {"session": "sessions", "memory": "memories", "transcript": "transcripts"}
         for path in self.vault.note_paths():
             counts[plural[self.vault.kind_of(path)]] += 1
-        index = self.refresh(self.vault) if self.vault.root.is_dir() else None
+        index = self.refresh(self.vault) if self.vault.exists else None
         size = sum(p.stat().st_size for p in self.vault.index_dir.rglob("*") if p.is_file()) if (
             self.vault.index_dir.is_dir()) else 0
         return {
             "project": self.vault.project, "project_root": str(self.root),
             "vault": str(self.vault.root), "user_vault": str(self.user_vault.root),
-            "initialised": self.vault.root.is_dir(), **counts,
+            "initialised": self.vault.exists, **counts,
             "broken_notes": dict(index.broken) if index else {},
             "duplicate_ids": duplicate_ids(self.vault),
             "conflicted_notes": conflicted_notes(self.vault.root, list(self.vault.note_paths())),

@@ -192,6 +192,14 @@ class Vault:
     def index_dir(self) -> Path:
         return self.root / ".index"
 
+    @property
+    def exists(self) -> bool:
+        """An ocm vault is here: its folder holds what `ocm init` made (sessions/ or
+        memories/), transcripts or an index. Any other folder is not one, and reading it
+        must create nothing."""
+        return is_real_dir(self.root) and any(is_real_dir(folder) for folder in (
+            self.sessions_dir, self.memories_dir, self.root / TRANSCRIPTS_DIR, self.index_dir))
+
     def ensure_layout(self) -> None:
         self.sessions_dir.mkdir(parents=True, exist_ok=True)
         self.memories_dir.mkdir(parents=True, exist_ok=True)

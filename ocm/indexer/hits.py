@@ -59,6 +59,9 @@ class Hit:
     # Cosine similarity of the note's and the query's embeddings above the mean of the
     # vault's other notes for that query (None without embeddings).
     similarity: float | None = None
+    # Cosine of each of the note's sections with the query, in chunk order, for a note
+    # whose sections have embeddings of their own (a transcript's turns); else None.
+    part_similarities: list[float] | None = field(default=None, repr=False)
 
     @property
     def top_files(self) -> list[str]:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from whoosh import index as windex
 from whoosh.writing import LockError
@@ -33,6 +34,9 @@ from .documents import memory_fields, session_fields, transcript_fields
 from .livestats import LiveSearcher
 from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
 from .subwriters import bind_forks_to_this_process
+
+if TYPE_CHECKING:
+    from .vectors import EmbedText
 
 MANIFEST = "manifest.json"
 INDEX_LOCK = "index"
@@ -456,11 +460,17 @@ class NoteIndex:
             numbers[rel] = searcher.document_number(path=rel)
         return numbers[rel]
 
-    def _embed_text(self, rel: str) -> str | None:
+    def _embed_text(self, rel: str) -> EmbedText | None:
+        """A note's text to embed, and for a transcript each turn's (its stored chunks):
+        a question is about one turn of a conversation, not about all of it."""
         fields, _ = self._fields(rel)
         if fields is None:
             return None
-        return "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))
+        text = "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))
+        chunks = fields.get("chunks") or []
+        parts = [chunk[5] for chunk in chunks] if (
+            fields.get("kind") == "transcript" and len(chunks) > 1) else []
+        return text, parts
 
     def scorer(self):  # -> ocm.indexer.postings.PostingScorer
         """The term-at-a-time scorer of the current searcher; what it decoded from a

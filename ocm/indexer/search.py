@@ -269,9 +269,29 @@ def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
             stats[index.resolved_root] = (lru_cache(maxsize=None)(searcher.idf),
                                           lru_cache(maxsize=None)(searcher.avg_field_length))
         idf, avgfl = stats[index.resolved_root]
-        return scored_chunks(hit.chunks, terms, idf, avgfl)
+        scored = scored_chunks(hit.chunks, terms, idf, avgfl)
+        meaning = hit.part_similarities
+        if not meaning or len(meaning) != len(hit.chunks):
+            return scored
+        return fused_chunks(scored, meaning)
 
     return for_hit
+
+
+def fused_chunks(scored: list[tuple[float, int]],
+                 meaning: list[float]) -> list[tuple[float, int]]:
+    """Chunk scores fused like notes' (`_fuse`): each chunk's BM25F over the note's best
+    chunk's, and its cosine with the query min-max scaled over the note's chunks; best
+    first, file order breaking ties. Where some chunk holds the query's words, a chunk that
+    holds none scores 0 (meaning orders the chunks that match, it does not list the rest);
+    where none does (the note was found by meaning alone), meaning alone picks."""
+    top = max(score for score, _ in scored)
+    low, high = min(meaning), max(meaning)
+    fused = [((1 - SEMANTIC_WEIGHT) * (score / top if top > 0 else 0.0)
+              + SEMANTIC_WEIGHT * ((meaning[pos] - low) / (high - low) if high > low else 1.0)
+              if score > 0 or top <= 0 else 0.0, pos)
+             for score, pos in scored]
+    return sorted(fused, key=lambda pair: (-pair[0], pair[1]))
 
 
 # A transcript note (a whole conversation, one `##` per turn) may list this many of its
@@ -370,7 +390,8 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     model, _ = embedder(index.vault.root)
     if store is None or model is None or not store.paths:
         return hits, numbers
-    sims = store.similarities(model.embed([text], store.folder)[0])
+    query = model.embed([text], store.folder)[0]
+    sims = store.similarities(query)
     # What the other notes of this vault score against this query: a hit is close in
     # meaning by how far it stands above them (relevance.MIN_SIMILARITY), not by its bare
     # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike.
@@ -393,16 +414,27 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     if not hits:
         return hits, numbers
     bm25 = [hit.score for hit in hits]
-    cos = [sims.get(rel, 0.0) for rel in rels]
+    own = [sims.get(rel, 0.0) for rel in rels]
+    cos = list(own)
+    closest = list(own)  # what makes a hit relevant by meaning: its closest part
+    for at, (hit, rel) in enumerate(zip(hits, rels, strict=True)):
+        # A transcript's whole-conversation embedding blurs its turns: it ranks by the
+        # mean of that and its closest turn's (the closest turn alone cost the
+        # conversation-level ranking on REALTALK, bench/README.md), and counts as close in
+        # meaning when its closest turn is (the turn is what the hit shows).
+        hit.part_similarities = store.part_similarities(rel, query)
+        if hit.part_similarities:
+            closest[at] = max(own[at], max(hit.part_similarities))
+            cos[at] = (own[at] + max(hit.part_similarities)) / 2
     high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
-    for hit, b, c in zip(hits, bm25, cos, strict=True):
+    for hit, b, c, mine, near in zip(hits, bm25, cos, own, closest, strict=True):
         # BM25F over its best: a note that shares a word with the query keeps a share of
         # the score (min-max put the weakest keyword match at 0, and the relative threshold
         # then dropped it from a small vault's results).
         b_norm = b / high_b if high_b > 0 else 0.0
         c_norm = (c - low_c) / (high_c - low_c) if high_c > low_c else 1.0
-        hit.similarity = c - (total - c) / (count - 1) if count > 1 else 0.0
+        hit.similarity = near - (total - mine) / (count - 1) if count > 1 else 0.0
         hit.score = FUSED_SCALE * ((1 - SEMANTIC_WEIGHT) * b_norm + SEMANTIC_WEIGHT * c_norm)
     return hits, numbers
 

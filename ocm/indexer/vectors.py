@@ -1,10 +1,16 @@
-"""One embedding per note, derived like the rest of `.index/`: keyed by the note's path and
-its `(mtime_ns, size)` signature, computed again when the note changes, dropped when it is
-deleted, and rebuilt from the notes whenever the files are missing or unreadable.
+"""Embeddings of the notes, and of the turns of transcript notes, derived like the rest of
+`.index/`: keyed by the note's path and its `(mtime_ns, size)` signature, computed again
+when the note changes, dropped when it is deleted, and rebuilt from the notes whenever the
+file is missing or unreadable.
 
-One file, `vectors.npz`: the float16 rows and their keys (model, paths, signatures) as a
-JSON string, replaced in one atomic step, so a reader never pairs rows with another
-write's keys.
+A note has one row, its whole text's embedding. A note whose sections are worth telling
+apart by meaning (a transcript: one `##` per turn, each about something else) also has one
+row per section, in the order of its stored chunks (ocm/indexer/chunks.py), so a search
+can pick the turn a question is about, not only the conversation.
+
+One file, `vectors.npz`: the float16 note rows, the float16 section rows and their keys
+(model, paths, signatures, sections per note) as a JSON string, replaced in one atomic
+step, so a reader never pairs rows with another write's keys.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ from .embed import DIM, MODEL, Embedder
 
 VECTORS = "vectors.npz"
 BATCH = 256
+# What the keys must say for the rows to be used; a file of another layout is rebuilt.
+LAYOUT = 2
+
+# A note's text to embed, and its sections' texts ([] when the note is embedded whole only).
+EmbedText = tuple[str, list[str]]
 
 
 class VectorStore:
@@ -28,7 +39,11 @@ class VectorStore:
         self.paths: list[str] = []
         self.sigs: list[list[int]] = []
         self.matrix: Any = None  # numpy float32 (len(paths), DIM), rows of unit length
+        # Sections per note (0 for most) and their rows, note after note in path order.
+        self.parts: list[int] = []
+        self.part_matrix: Any = None
         self._row: dict[str, int] = {}
+        self._part_start: list[int] = []
         self._loaded_key: tuple | None = None
         self._synced: object = None
 
@@ -39,29 +54,44 @@ class VectorStore:
             return None
         return (found.st_ino, found.st_mtime_ns, found.st_size)
 
+    def _index_rows(self) -> None:
+        self._row = {p: i for i, p in enumerate(self.paths)}
+        self._part_start, at = [], 0
+        for count in self.parts:
+            self._part_start.append(at)
+            at += count
+
     def _load(self) -> None:
         import numpy as np
 
         key = self._file_key()
         if key is not None and key == self._loaded_key:
             return
-        self.paths, self.sigs, self.matrix = [], [], np.zeros((0, DIM), dtype=np.float32)
+        self.paths, self.sigs, self.parts = [], [], []
+        self.matrix = np.zeros((0, DIM), dtype=np.float32)
+        self.part_matrix = np.zeros((0, DIM), dtype=np.float32)
         self._loaded_key = None
         if key is not None:
             try:
                 with np.load(self.folder / VECTORS, allow_pickle=False) as stored:
                     meta = json.loads(str(stored["keys"]))
                     matrix = stored["rows"]
-                if (meta.get("model") == MODEL and matrix.shape == (len(meta["paths"]), DIM)
-                        and len(meta["sigs"]) == len(meta["paths"])):
+                    parts = stored["part_rows"]
+                count = len(meta["paths"])
+                if (meta.get("model") == MODEL and meta.get("layout") == LAYOUT
+                        and matrix.shape == (count, DIM) and len(meta["sigs"]) == count
+                        and len(meta["parts"]) == count
+                        and parts.shape == (sum(meta["parts"]), DIM)):
                     self.paths, self.sigs = list(meta["paths"]), list(meta["sigs"])
+                    self.parts = [int(n) for n in meta["parts"]]
                     self.matrix = matrix.astype(np.float32)
+                    self.part_matrix = parts.astype(np.float32)
                     self._loaded_key = key
             except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
                 pass  # unreadable: every note is embedded again below
-        self._row = {p: i for i, p in enumerate(self.paths)}
+        self._index_rows()
 
-    def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], str | None],
+    def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
              embedder: Embedder) -> None:
         """Bring the vectors in line with `notes` (relpath -> signature, the index's
         manifest): embed what is new or changed, drop what is gone."""
@@ -75,29 +105,44 @@ class VectorStore:
         todo = [rel for rel in notes if rel not in have]
         if todo or len(keep) != len(self.paths):
             texts: list[str] = []
+            part_texts: list[str] = []
             added: list[str] = []
+            added_parts: list[int] = []
             for rel in todo:
-                text = text_of(rel)
-                if text is not None:
+                found = text_of(rel)
+                if found is not None:
                     added.append(rel)
-                    texts.append(text)
-            fresh = [embedder.embed(texts[i:i + BATCH], self.folder)
-                     for i in range(0, len(texts), BATCH)]
-            self.matrix = np.concatenate([self.matrix[keep], *fresh]).astype(np.float32)
+                    texts.append(found[0])
+                    part_texts.extend(found[1])
+                    added_parts.append(len(found[1]))
+            kept_parts = [row for i in keep for row in
+                          range(self._part_start[i], self._part_start[i] + self.parts[i])]
+            self.matrix = np.concatenate(
+                [self.matrix[keep], *self._embed(embedder, texts)]).astype(np.float32)
+            self.part_matrix = np.concatenate(
+                [self.part_matrix[kept_parts], *self._embed(embedder, part_texts)]
+            ).astype(np.float32)
             self.sigs = [self.sigs[i] for i in keep] + [list(notes[r]) for r in added]
+            self.parts = [self.parts[i] for i in keep] + added_parts
             self.paths = [self.paths[i] for i in keep] + added
-            self._row = {p: i for i, p in enumerate(self.paths)}
+            self._index_rows()
             self._save()
         self._synced = notes
+
+    def _embed(self, embedder: Embedder, texts: list[str]) -> list[Any]:
+        return [embedder.embed(texts[i:i + BATCH], self.folder)
+                for i in range(0, len(texts), BATCH)]
 
     def _save(self) -> None:
         import numpy as np
 
         self.folder.mkdir(parents=True, exist_ok=True)
         temp = self.folder / f".{VECTORS}.tmp"
-        keys = json.dumps({"model": MODEL, "paths": self.paths, "sigs": self.sigs})
+        keys = json.dumps({"model": MODEL, "layout": LAYOUT, "paths": self.paths,
+                           "sigs": self.sigs, "parts": self.parts})
         with open(temp, "wb") as handle:
-            np.savez(handle, rows=self.matrix.astype(np.float16), keys=np.array(keys))
+            np.savez(handle, rows=self.matrix.astype(np.float16),
+                     part_rows=self.part_matrix.astype(np.float16), keys=np.array(keys))
         os.replace(temp, self.folder / VECTORS)
         self._loaded_key = self._file_key()
 
@@ -106,3 +151,12 @@ class VectorStore:
         if self.matrix is None or not len(self.paths):
             return {}
         return dict(zip(self.paths, (self.matrix @ query).tolist(), strict=True))
+
+    def part_similarities(self, rel: str, query: Any) -> list[float] | None:
+        """The cosine of each of a note's section rows with a unit-length query vector, in
+        the order of its stored chunks; None for a note embedded whole only."""
+        row = self._row.get(rel)
+        if row is None or not self.parts[row]:
+            return None
+        start = self._part_start[row]
+        return (self.part_matrix[start:start + self.parts[row]] @ query).tolist()

@@ -26,6 +26,9 @@ Per engine (null where the engine cannot do it):
   incremental_10_ms   10 notes rewritten on disk, then a search that must see them
   write_ms            one new note through the engine's write path, in a running process
   edit_found          a note edited outside the tool is found by its next search
+  mcp_search_p50/p95  ocm only: `ocm__search` through the real MCP server process over stdio
+  mcp_rss_mb          ocm only: that server's resident memory after the searches (and peak)
+  hook_ms             ocm only: a fresh file-edit hook process (python_pass_ms: the floor)
   ndcg@10, no_result  relevance on the LoCoMo session dev set through the engine's own search
                       (`--no-relevance` skips it; `--relevance-data DIR` picks another set)
 """
@@ -51,6 +54,10 @@ import perf  # noqa: E402  (bench/perf.py: the corpus, queries and timing helper
 DRIVER = BENCH / "peer_driver.py"
 FIGURES = ("build_notes_per_s", "search_p50_ms", "search_p95_ms", "fresh_search_ms",
            "incremental_10_ms", "write_ms")
+# ocm's own figures, null for the peers: its real MCP server (`ocm mcp` over stdio) and its
+# file-edit hook against the process floor.
+OCM_FIGURES = ("mcp_search_p50_ms", "mcp_search_p95_ms", "mcp_rss_mb", "mcp_peak_rss_mb",
+               "hook_ms", "python_pass_ms")
 ENGINES = ("ocm", "fts5", "tantivy", "original", "basic-memory")
 PEER_PACKAGES = {"tantivy": "tantivy>=0.22,<1", "original": "ocm-session-memory==0.2.0"}
 DEFAULT_VENV = Path.home() / ".cache" / "ocm-bench" / "peers"
@@ -145,8 +152,8 @@ class Run:
         self.rounds = 2 if args.quick else 3 if big else 5
 
     def _blank(self, status: str) -> dict[str, Any]:
-        return {**{k: None for k in FIGURES}, "edit_found": None, "ndcg@10": None,
-                "no_result": None, "status": status}
+        return {**{k: None for k in (*FIGURES, *OCM_FIGURES)}, "edit_found": None,
+                "ndcg@10": None, "no_result": None, "status": status}
 
     def setup(self) -> None:
         self.bench.setup()
@@ -254,6 +261,71 @@ class Run:
         for name, values in times.items():
             self.results[name]["write_ms"] = perf._ms(perf._median(values))
 
+    def mcp(self) -> None:
+        """ocm's real MCP server (`ocm mcp` over stdio): warm `ocm__search` round trips as a
+        host sees them, JSON-RPC and validation included, and the server process's resident
+        memory. The client here writes and reads the JSON-RPC lines itself: the MCP SDK's
+        client adds ~20 ms of its own per call (it validates each result against the
+        tool's schema), which a host's client would not spend in our process."""
+        self.project.index_for(self.project.vault).close()
+        server = subprocess.Popen([str(self.bench.bin / "ocm"), "mcp"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, env=self.bench.env,
+                                  cwd=self.bench.project_dir, text=True, bufsize=1)
+        serial = 0
+
+        def call(method: str, params: dict[str, Any], reply: bool = True) -> dict[str, Any]:
+            nonlocal serial
+            assert server.stdin and server.stdout
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+            if reply:
+                serial += 1
+                message["id"] = serial
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            while reply:
+                line = server.stdout.readline()
+                if not line:
+                    raise RuntimeError(f"ocm mcp exited during {method}")
+                answer = json.loads(line)
+                if answer.get("id") == serial:
+                    if "error" in answer or answer["result"].get("isError"):
+                        raise RuntimeError(f"{method} failed: {line[:300]}")
+                    return answer
+            return {}
+
+        times: list[float] = []
+        try:
+            call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "peers-bench", "version": "1"}})
+            call("notifications/initialized", {}, reply=False)
+            for number, q in enumerate(self.timed):
+                t0 = time.perf_counter()
+                call("tools/call", {"name": "ocm__search",
+                                    "arguments": {"query": q, "limit": 10}})
+                if number >= 20:  # the first 20 warm up, as in `warm`
+                    times.append(time.perf_counter() - t0)
+            memory = _memory(server.pid)
+        finally:
+            if server.stdin:
+                server.stdin.close()
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        result = self.results["ocm"]
+        result["mcp_search_p50_ms"] = perf._ms(perf._pct(times, 0.5))
+        result["mcp_search_p95_ms"] = perf._ms(perf._pct(times, 0.95))
+        result["mcp_rss_mb"] = memory.get("VmRSS")
+        result["mcp_peak_rss_mb"] = memory.get("VmHWM")
+        log(f"mcp p50 {result['mcp_search_p50_ms']} ms, rss {result['mcp_rss_mb']} MB "
+            f"(peak {result['mcp_peak_rss_mb']})")
+
+    def hook(self) -> None:
+        result = self.results["ocm"]
+        result["hook_ms"], result["python_pass_ms"] = self.bench.hook_and_python(
+            self.proc_runs + 10, 21)
+        log(f"hook {result['hook_ms']} ms, python -c pass {result['python_pass_ms']} ms")
+
     def edits(self) -> None:
         word = "zqxeditocmw"
         target = self.vault / self.bench.rels["memory"][0]
@@ -289,6 +361,8 @@ class Run:
             self.fresh()
             self.incremental()
             self.writes()
+            self.mcp()
+            self.hook()
             self.edits()
         finally:
             for driver in self.drivers.values():
@@ -301,6 +375,13 @@ class Run:
                 for result in self.results.values():
                     result["status"] += f"; relevance not measured: no eval set at {data}"
         return {"notes": self.args.notes, "engines": self.results}
+
+
+def _memory(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM (peak) of a process, in MB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {line.split(":")[0]: round(int(line.split()[1]) / 1024, 1)
+            for line in status.splitlines() if line.startswith(("VmRSS", "VmHWM"))}
 
 
 def ratios(result: dict[str, Any]) -> dict[str, dict[str, float | None]]:
@@ -320,6 +401,7 @@ def ratios(result: dict[str, Any]) -> dict[str, dict[str, float | None]]:
 def format_table(result: dict[str, Any]) -> str:
     engines = result["engines"]
     cols = (*FIGURES, "edit_found", "ndcg@10", "no_result")
+    ocm = engines["ocm"]
     lines = [f"{result['notes']} notes", "| engine | " + " | ".join(cols) + " | status |",
              "|---" * (len(cols) + 2) + "|"]
     for name, r in engines.items():
@@ -331,6 +413,7 @@ def format_table(result: dict[str, Any]) -> str:
     for name, row in ratios(result).items():
         lines.append(f"| {name} | " + " | ".join("–" if row[k] is None else f"{row[k]}x"
                                                   for k in FIGURES) + " |")
+    lines += ["", "ocm alone: " + ", ".join(f"{k} {ocm[k]}" for k in OCM_FIGURES)]
     return "\n".join(lines)
 
 

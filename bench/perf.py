@@ -416,6 +416,29 @@ class Bench:
 
         return Project.open(vault=self.vault, cwd=self.project_dir)
 
+    def hook_and_python(self, hook_runs: int, python_runs: int) -> tuple[float, float]:
+        """Median ms of a fresh `ocm-hook claude-code post-tool-use` with an Edit payload,
+        and of `python -c pass` with the same interpreter (the process floor)."""
+        hook = str(self.bin / "ocm-hook")
+        hook_env = {k: v for k, v in self.env.items() if k != "OCM_VAULT"}
+        times = []
+        for i in range(hook_runs):
+            target = self.project_dir / f"src/module_{i}.py"
+            payload = {
+                "session_id": "bench-claude-session", "transcript_path": "/tmp/t.jsonl",
+                "cwd": str(self.project_dir), "permission_mode": "acceptEdits",
+                "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                "tool_input": {"file_path": str(target), "old_string": "a",
+                               "new_string": "b", "replace_all": False},
+                "tool_response": {"filePath": str(target), "success": True},
+                "tool_use_id": f"toolu_bench_{i:04d}"}
+            times.append(_run([hook, "claude-code", "post-tool-use"], hook_env,
+                              self.project_dir, json.dumps(payload).encode()))
+        python = str(self.bin / "python")
+        passes = [_run([python, "-c", "pass"], self.env, self.project_dir)
+                  for _ in range(python_runs)]
+        return _ms(_median(times)), _ms(_median(passes))
+
     def measure(self) -> dict[str, float | int]:
         os.environ["OCM_HOME"] = str(self.home)
         os.environ.pop("OCM_VAULT", None)
@@ -523,27 +546,8 @@ class Bench:
                               self.env, self.project_dir))
         out["cli_search_ms"] = _ms(_median(times))
 
-        hook = str(self.bin / "ocm-hook")
-        hook_env = {k: v for k, v in self.env.items() if k != "OCM_VAULT"}
-        times = []
-        for i in range(self.proc_runs + (0 if self.proc_runs < 5 else 10)):
-            target = self.project_dir / f"src/module_{i}.py"
-            payload = {
-                "session_id": "bench-claude-session", "transcript_path": "/tmp/t.jsonl",
-                "cwd": str(self.project_dir), "permission_mode": "acceptEdits",
-                "hook_event_name": "PostToolUse", "tool_name": "Edit",
-                "tool_input": {"file_path": str(target), "old_string": "a",
-                               "new_string": "b", "replace_all": False},
-                "tool_response": {"filePath": str(target), "success": True},
-                "tool_use_id": f"toolu_bench_{i:04d}"}
-            times.append(_run([hook, "claude-code", "post-tool-use"], hook_env,
-                              self.project_dir, json.dumps(payload).encode()))
-        out["hook_ms"] = _ms(_median(times))
-
-        python = str(self.bin / "python")
-        times = [_run([python, "-c", "pass"], self.env, self.project_dir)
-                 for _ in range(self.python_runs)]
-        out["python_pass_ms"] = _ms(_median(times))
+        out["hook_ms"], out["python_pass_ms"] = self.hook_and_python(
+            self.proc_runs + (0 if self.proc_runs < 5 else 10), self.python_runs)
         self.log(f"cli {out['cli_search_ms']} hook {out['hook_ms']} "
                  f"python {out['python_pass_ms']}")
 

@@ -37,6 +37,14 @@ def test_peers_json_reports_ocm_and_fts5_and_says_why_others_did_not_run(tmp_pat
             assert isinstance(engines[name][key], int | float) and engines[name][key] > 0, key
         assert engines[name]["search_p95_ms"] >= engines[name]["search_p50_ms"]
         assert engines[name]["edit_found"] is True, name
+    # ocm's own: its real MCP server's latency and memory, its hook against the floor.
+    ocm = engines["ocm"]
+    for key in ("mcp_search_p50_ms", "mcp_search_p95_ms", "mcp_rss_mb", "mcp_peak_rss_mb",
+                "hook_ms", "python_pass_ms"):
+        assert isinstance(ocm[key], int | float) and ocm[key] > 0, key
+        assert engines["fts5"][key] is None, key
+    assert ocm["mcp_peak_rss_mb"] >= ocm["mcp_rss_mb"] > 20  # a Python process with mcp loaded
+    assert ocm["mcp_search_p95_ms"] >= ocm["mcp_search_p50_ms"]
     for name in ("tantivy", "original"):
         assert engines[name]["status"] == "skipped (--skip)"
         assert all(engines[name][k] is None for k in FIGURES)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from .analysis import tokens, word_terms
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
+from .postings import best
 from .query import MAX_FILTER_QUERY_WORDS
 from .relevance import coverage, is_phrase, relevance_filter
 from .schema import FIELD_BOOSTS
@@ -364,24 +364,30 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     """Add the notes closest in meaning to the candidates and re-score every candidate
     with the fused score. Without embeddings (turned off, or the model did not load) the
     BM25F hits come back as they were."""
+    import numpy as np
+
     from .embed import embedder
 
     store = index.vectors()
     model, _ = embedder(index.vault.root)
     if store is None or model is None or not store.paths:
         return hits, numbers
-    sims = store.similarities(model.embed([text], store.folder)[0])
+    sims = store.cosines(model.embed([text], store.folder)[0])
     # What the other notes of this vault score against this query: a hit is close in
     # meaning by how far it stands above them (relevance.MIN_SIMILARITY), not by its bare
-    # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike.
-    total, count = sum(sims.values()), len(sims)
+    # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike. Summed
+    # in float64 one after the other (accumulate, not numpy's pairwise sum): the same
+    # float as Python's sum() of the cosines.
+    total = float(np.add.accumulate(sims, dtype=np.float64)[-1])
+    count = len(sims)
     scorer = index.scorer()
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
     hits, numbers = list(hits), list(numbers)
     rels = [str(scorer.stored_fields(number)["path"]) for number in numbers]
     known = set(rels)
-    for rel in heapq.nlargest(VECTOR_CANDIDATES, sims, key=sims.__getitem__):
+    for row in best(sims, VECTOR_CANDIDATES).tolist():
+        rel = store.paths[row]
         if rel in known:
             continue
         number = index.document_number(rel)
@@ -393,7 +399,7 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     if not hits:
         return hits, numbers
     bm25 = [hit.score for hit in hits]
-    cos = [sims.get(rel, 0.0) for rel in rels]
+    cos = [float(sims[row]) if (row := store.row(rel)) is not None else 0.0 for rel in rels]
     high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
     for hit, b, c in zip(hits, bm25, cos, strict=True):

@@ -101,8 +101,18 @@ class VectorStore:
         os.replace(temp, self.folder / VECTORS)
         self._loaded_key = self._file_key()
 
+    def cosines(self, query: Any) -> Any:
+        """Cosine similarity of each row (`paths` order) with a unit-length query vector,
+        as a numpy float32 vector; `row` finds a note's."""
+        import numpy as np
+
+        if self.matrix is None or not len(self.paths):
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ query
+
+    def row(self, rel: str) -> int | None:
+        return self._row.get(rel)
+
     def similarities(self, query: Any) -> dict[str, float]:
         """relpath -> cosine similarity with a unit-length query vector."""
-        if self.matrix is None or not len(self.paths):
-            return {}
-        return dict(zip(self.paths, (self.matrix @ query).tolist(), strict=True))
+        return dict(zip(self.paths, self.cosines(query).tolist(), strict=True))

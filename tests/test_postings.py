@@ -167,3 +167,35 @@ def test_holders_are_the_live_documents_whoosh_finds(vault_project: Project) -> 
         assert set(scorer.holders(term, fields).nonzero()[0].tolist()) == expected, term
         checked += len(expected)
     assert checked > 50
+
+
+def test_live_statistics_of_an_index_with_deletions_equal_a_fresh_builds(
+        vault_project: Project) -> None:
+    """idf and average field length count the live documents only: an index holding
+    deleted and rewritten notes gives the floats a fresh build of the same notes gives."""
+    fields = (*engine.SEARCH_FIELDS, "tags")
+    terms = ("redis", "postgres", "ttl", "cache", "embedding_server.py", "zzzq")
+
+    def stats() -> tuple[list[float], list[float | None]]:
+        searcher = vault_project.refresh(vault_project.vault).searcher()
+        return ([searcher.idf(field, term) for field in fields for term in terms],
+                [searcher.avg_field_length(field) for field in fields])
+
+    index = vault_project.refresh(vault_project.vault)
+    assert any(r.has_deletions() for r, _ in index.searcher().ixreader.leaf_readers())
+    before = stats()
+    vault_project.rebuild_index()
+    index = vault_project.refresh(vault_project.vault)
+    assert not any(r.has_deletions() for r, _ in index.searcher().ixreader.leaf_readers())
+    assert stats() == before
+    assert len(set(before[0])) > 3 and sum(1 for avg in before[1] if avg) > 2
+
+
+def test_first_live_finds_the_document_whoosh_finds(vault_project: Project) -> None:
+    index = vault_project.refresh(vault_project.vault)
+    searcher, scorer = index.searcher(), index.scorer()
+    paths = {searcher.stored_fields(n)["path"] for n in range(searcher.doc_count_all())}
+    assert len(paths) < searcher.doc_count_all()  # rewritten notes: a deleted and a live doc
+    for path in [*sorted(paths), "memories/gotcha/no-such-note.md"]:
+        assert scorer.first_live("path", path) == searcher.document_number(path=path), path
+    assert sum(searcher.document_number(path=p) is None for p in paths) >= 9  # deleted notes

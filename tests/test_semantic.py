@@ -301,3 +301,25 @@ def test_fusion_reads_every_notes_cosine_and_the_closest_notes_in_order(
             assert hit.similarity == cosine - (total - cosine) / (len(sims) - 1)
             compared += 1
     assert compared >= 9
+
+
+def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
+    """Each row's cosine, in row order, as a single-threaded product gives it: the same
+    floats multiplied in blocks of another size."""
+    import numpy as np
+
+    from ocm.indexer.vectors import PRODUCT_ROWS, VectorStore
+
+    rng = np.random.default_rng(3)
+    store = VectorStore(tmp_path)
+    rows = rng.standard_normal((2 * PRODUCT_ROWS + 77, embed.DIM)).astype(np.float32)
+    store.matrix = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    store.paths = [f"n{i}.md" for i in range(len(rows))]
+    for _ in range(5):
+        query = rng.standard_normal(embed.DIM).astype(np.float32)
+        query /= np.linalg.norm(query)
+        cosines = store.cosines(query)
+        assert cosines.dtype == np.float32 and cosines.shape == (len(rows),)
+        assert np.array_equal(cosines, np.concatenate(
+            [store.matrix[start:start + 64] @ query for start in range(0, len(rows), 64)]))
+    assert store.similarities(query) == dict(zip(store.paths, cosines.tolist(), strict=True))

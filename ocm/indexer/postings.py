@@ -284,6 +284,18 @@ class PostingScorer:
                     held[docs][entry.ids] = True
         return held & self.live()
 
+    def first_live(self, field: str, term: str) -> int | None:
+        """The lowest global doc number of a live document holding the term (a note's
+        by its `path`), as `Searcher.document_number` finds it."""
+        live = self.live()
+        for reader, docs in self._segments():
+            entry = self.cache.postings(reader, field, term)
+            if entry is not None:
+                for number in (entry.ids + docs.start).tolist():
+                    if live[number]:
+                        return number
+        return None
+
     def stored_fields(self, number: int) -> dict:
         """Stored fields of a global doc number (shared: do not modify)."""
         position = bisect.bisect_right(self._bases, number) - 1

@@ -390,7 +390,7 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
         rel = store.paths[row]
         if rel in known:
             continue
-        number = index.document_number(rel)
+        number = scorer.first_live("path", rel)
         if number is None or number in hide or (keep is not None and number not in keep):
             continue
         hits.append(_hit(index, scorer.stored_fields(number), 0.0))

@@ -114,3 +114,88 @@ def test_empty_index_and_absent_terms(project: Project) -> None:
     index = project.refresh(project.vault)
     assert _ours(index, "zzzq nothing", Filters()) == []
     assert [h.title for h in project.search(SearchRequest(query="redis ttl", now=NOW))]
+
+
+def test_ties_across_segments_and_the_cut_come_in_whooshs_order(project: Project) -> None:
+    """Notes of the same words score exactly alike: which of them a limit keeps, and in
+    what order, follows the doc number, as Whoosh's collector has it."""
+    for i in range(12):
+        project.remember("redis ttl on every idempotency key", "gotcha", title="redis ttl",
+                         created=NOW - timedelta(days=i))
+    project.rebuild_index()
+    for i in range(6):  # a second and third segment, and a deletion in the first
+        project.remember("redis ttl on every idempotency key", "gotcha", title="redis ttl",
+                         created=NOW - timedelta(days=20 + i))
+        project.search("redis")
+    next(project.vault.memories_dir.rglob("*.md")).unlink()
+    index = project.refresh(project.vault)
+    assert len(index.searcher().ixreader.leaf_readers()) > 1
+    query, terms = engine.text_query("redis ttl")
+    clauses = engine.term_clauses(terms)
+    for limit in (1, 3, 7, 16, 17, 18, 40):
+        expected = [(hit.docnum, hit.score)
+                    for hit in index.searcher().search(query, limit=limit)]
+        ours = index.scorer().top(clauses, limit)
+        assert ours == expected, limit
+        assert len({score for _, score in ours}) == 1  # all tied
+    assert len(index.scorer().top(clauses, 40)) == 17
+
+
+def test_best_is_a_stable_sort_by_value() -> None:
+    import numpy as np
+
+    from ocm.indexer.postings import best
+
+    rng = random.Random(5)
+    for size in (0, 1, 2, 9, 50):
+        values = np.array([rng.choice([0.5, 1.25, 3.0, -2.0, rng.random()])
+                           for _ in range(size)])
+        for limit in range(size + 3):
+            expected = sorted(range(size), key=lambda i: -values[i])[:limit]
+            assert best(values, limit).tolist() == expected, (size, limit)
+
+
+def test_holders_are_the_live_documents_whoosh_finds(vault_project: Project) -> None:
+    from whoosh import query as Q
+
+    index = vault_project.refresh(vault_project.vault)
+    searcher, scorer = index.searcher(), index.scorer()
+    fields = (*engine.SEARCH_FIELDS, "tags")
+    checked = 0
+    for term in ("redis", "postgres", "ttl", "cache", "zzzq", "embedding_server.py"):
+        expected = set(searcher.docs_for_query(Q.Or([Q.Term(f, term) for f in fields])))
+        assert set(scorer.holders(term, fields).nonzero()[0].tolist()) == expected, term
+        checked += len(expected)
+    assert checked > 50
+
+
+def test_live_statistics_of_an_index_with_deletions_equal_a_fresh_builds(
+        vault_project: Project) -> None:
+    """idf and average field length count the live documents only: an index holding
+    deleted and rewritten notes gives the floats a fresh build of the same notes gives."""
+    fields = (*engine.SEARCH_FIELDS, "tags")
+    terms = ("redis", "postgres", "ttl", "cache", "embedding_server.py", "zzzq")
+
+    def stats() -> tuple[list[float], list[float | None]]:
+        searcher = vault_project.refresh(vault_project.vault).searcher()
+        return ([searcher.idf(field, term) for field in fields for term in terms],
+                [searcher.avg_field_length(field) for field in fields])
+
+    index = vault_project.refresh(vault_project.vault)
+    assert any(r.has_deletions() for r, _ in index.searcher().ixreader.leaf_readers())
+    before = stats()
+    vault_project.rebuild_index()
+    index = vault_project.refresh(vault_project.vault)
+    assert not any(r.has_deletions() for r, _ in index.searcher().ixreader.leaf_readers())
+    assert stats() == before
+    assert len(set(before[0])) > 3 and sum(1 for avg in before[1] if avg) > 2
+
+
+def test_first_live_finds_the_document_whoosh_finds(vault_project: Project) -> None:
+    index = vault_project.refresh(vault_project.vault)
+    searcher, scorer = index.searcher(), index.scorer()
+    paths = {searcher.stored_fields(n)["path"] for n in range(searcher.doc_count_all())}
+    assert len(paths) < searcher.doc_count_all()  # rewritten notes: a deleted and a live doc
+    for path in [*sorted(paths), "memories/gotcha/no-such-note.md"]:
+        assert scorer.first_live("path", path) == searcher.document_number(path=path), path
+    assert sum(searcher.document_number(path=p) is None for p in paths) >= 9  # deleted notes

@@ -260,3 +260,66 @@ def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
     # Without the rule the other facts, close to the token only by its pieces, come along.
     monkeypatch.setattr(relevance, "FULL_COVERAGE", 2.0)
     assert len(project.search(SearchRequest(query=tokens[1], now=NOW))) > 1
+
+
+def test_fusion_reads_every_notes_cosine_and_the_closest_notes_in_order(
+        project: Project, semantic: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused candidates and similarities are those of the per-note cosines: each hit's
+    cosine above the mean of the other notes' (summed as Python sums them), and the notes
+    closest in meaning added best first, equal cosines (copies of one note) in store order."""
+    import heapq
+
+    from ocm.indexer import search as engine
+    from ocm.indexer.embed import embedder
+    from ocm.indexer.hits import Filters
+
+    for i in range(6):
+        project.remember("Our cat sleeps on the radiator all winter", "context",
+                         title="cat", created=NOW - timedelta(days=i),
+                         auto_supersede=False)
+    for i, text in enumerate(["The deploy pipeline runs on GitHub Actions",
+                              "Postgres connection pool size is 20",
+                              "Use ruff before committing", "Redis keys expire after a day",
+                              "The kitten chased a mouse in the garden"]):
+        project.remember(text, "context", created=NOW - timedelta(days=10 + i))
+    monkeypatch.setattr(engine, "VECTOR_CANDIDATES", 3)  # the cut splits the six copies
+    index = project.refresh(project.vault)
+    store = index.vectors()
+    model, _ = embedder(index.vault.root)
+    compared = 0
+    for query in ("where does the kitty nap", "garden mouse", "database connections"):
+        sims = store.similarities(model.embed([query], store.folder)[0])
+        total = sum(sims.values())
+        words = engine.candidates(index, query, (), Filters(), meaning=False)
+        fused = engine.candidates(index, query, (), Filters())
+        assert [h.relpath for h in fused[: len(words)]] == [h.relpath for h in words]
+        known = {h.relpath for h in words}
+        closest = heapq.nlargest(3, sims, key=sims.__getitem__)
+        assert [h.relpath for h in fused[len(words):]] == [r for r in closest if r not in known]
+        for hit in fused:
+            cosine = sims[hit.relpath]
+            assert hit.similarity == cosine - (total - cosine) / (len(sims) - 1)
+            compared += 1
+    assert compared >= 9
+
+
+def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
+    """Each row's cosine, in row order, as a single-threaded product gives it: the same
+    floats multiplied in blocks of another size."""
+    import numpy as np
+
+    from ocm.indexer.vectors import PRODUCT_ROWS, VectorStore
+
+    rng = np.random.default_rng(3)
+    store = VectorStore(tmp_path)
+    rows = rng.standard_normal((2 * PRODUCT_ROWS + 77, embed.DIM)).astype(np.float32)
+    store.matrix = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    store.paths = [f"n{i}.md" for i in range(len(rows))]
+    for _ in range(5):
+        query = rng.standard_normal(embed.DIM).astype(np.float32)
+        query /= np.linalg.norm(query)
+        cosines = store.cosines(query)
+        assert cosines.dtype == np.float32 and cosines.shape == (len(rows),)
+        assert np.array_equal(cosines, np.concatenate(
+            [store.matrix[start:start + 64] @ query for start in range(0, len(rows), 64)]))
+    assert store.similarities(query) == dict(zip(store.paths, cosines.tolist(), strict=True))

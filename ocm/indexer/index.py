@@ -101,7 +101,6 @@ class NoteIndex:
         self._last_scan: dict[str, list[int]] | None = None
         self._verified: tuple[dict, dict] | None = None
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
-        self._numbers: tuple[object, dict[str, int | None]] = (None, {})
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -385,7 +384,8 @@ class NoteIndex:
             # reused SegmentReader would not (and `up_to_date` compares generations).
             top = MultiReader(readers, generation=toc.generation)
         # The old searcher is dropped, not closed: that would close the readers kept above.
-        return LiveSearcher(top, fromindex=ix, weighting=weighting())
+        return LiveSearcher(top, fromindex=ix, weighting=weighting(),
+                            cache=old.cache if old is not None else None)
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
         # Imported here: a search that finds nothing changed never compiles the redactor.
@@ -450,16 +450,6 @@ class NoteIndex:
         self._vectors.sync(manifest.get("notes", {}), self._embed_text, model)
         return self._vectors
 
-    def document_number(self, rel: str) -> int | None:
-        """The current searcher's doc number of a note, remembered while it stays current."""
-        searcher = self.searcher()
-        if self._numbers[0] is not searcher:
-            self._numbers = (searcher, {})
-        numbers = self._numbers[1]
-        if rel not in numbers:
-            numbers[rel] = searcher.document_number(path=rel)
-        return numbers[rel]
-
     def _embed_text(self, rel: str) -> EmbedText | None:
         """A note's text to embed, and for a transcript each turn's (its stored chunks):
         a question is about one turn of a conversation, not about all of it."""
@@ -480,8 +470,7 @@ class NoteIndex:
         searcher = self.searcher()
         old = self._scorer
         if old is None or old.searcher is not searcher:
-            self._scorer = PostingScorer(searcher, BM25_K1, BM25_B,
-                                         old.cache if old is not None else None)
+            self._scorer = PostingScorer(searcher, BM25_K1, BM25_B, searcher.cache)
         return self._scorer
 
     def _merge_small(self, writer, segments, known: dict[str, list[int]]):  # -> kept

@@ -15,16 +15,13 @@ the same notes gives the same answers (issue #15).
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import math
-from collections import Counter
 from typing import Any
 
 from whoosh.searching import Searcher
 from whoosh.util.numeric import byte_to_length
 
-from .postings import _decode, _length_bytes  # the one reader of postings and lengths
+from .postings import SegmentCache  # the one reader of postings and lengths
 
 _LENGTHS = [byte_to_length(code) for code in range(256)]
 
@@ -32,31 +29,45 @@ _LENGTHS = [byte_to_length(code) for code in range(256)]
 class LiveSearcher(Searcher):
     """A Whoosh searcher whose idf and average field length count live documents only."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, cache: SegmentCache | None = None, **kwargs: Any) -> None:
+        # What was decoded from the segments, passed on from searcher to searcher of one
+        # index and shared with its scorer: postings and lengths are decoded once. Set
+        # first: Whoosh makes the per-segment sub-searchers in its __init__.
+        parent = kwargs.get("parent")
+        self.cache = parent.cache if parent is not None else cache or SegmentCache()
+        self._deletions: dict[Any, Any] = {}
         super().__init__(*args, **kwargs)
         self._avg_lengths: dict[str, float] = {}
 
     def _leaves(self) -> list[Any]:
         return [reader for reader, _ in self.ixreader.leaf_readers() if reader.doc_count_all()]
 
+    def _deleted(self, reader: Any) -> Any:
+        """The segment's deleted local doc numbers, ascending (numpy int64)."""
+        import numpy as np
+
+        found = self._deletions.get(reader)
+        if found is None:
+            found = self._deletions[reader] = np.sort(
+                np.fromiter(reader.deleted_docs_set, dtype=np.int64))
+        return found
+
     def live_doc_frequency(self, fieldname: str, text: str | bytes) -> int:
         """How many undeleted documents hold the term in the field."""
-        from whoosh.matching.wrappers import FilterMatcher
-        from whoosh.reading import TermNotFound
+        import numpy as np
 
         total = 0
         for reader in self._leaves():
             if not reader.has_deletions():
                 total += reader.doc_frequency(fieldname, text)
                 continue
-            with contextlib.suppress(TermNotFound):
-                matcher = reader.postings(fieldname, text)
-                if isinstance(matcher, FilterMatcher):  # the deletions, counted below
-                    matcher = matcher.child
-                ids, _ = _decode(matcher)  # sorted doc numbers, read a block at a time
-                held = sum(1 for doc in reader.deleted_docs_set
-                           if (at := bisect.bisect_left(ids, doc)) < len(ids) and ids[at] == doc)
-                total += len(ids) - held
+            if isinstance(text, bytes):
+                text = self.schema[fieldname].from_bytes(text)
+            entry = self.cache.postings(reader, fieldname, text)
+            if entry is not None and len(entry.ids):  # sorted: count the deleted among them
+                deleted = self._deleted(reader)
+                at = np.searchsorted(entry.ids, deleted).clip(max=len(entry.ids) - 1)
+                total += len(entry.ids) - int(np.count_nonzero(entry.ids[at] == deleted))
         return total
 
     def idf(self, fieldname: str, text: str | bytes) -> float:
@@ -72,14 +83,17 @@ class LiveSearcher(Searcher):
         """The mean decoded length of the field over the live documents."""
         if not self.schema[fieldname].scorable:
             return default
+        import numpy as np
+
         found = self._avg_lengths.get(fieldname)
         if found is None:
             total = 0
             for reader in self._leaves():
-                codes = _length_bytes(reader, fieldname)
-                counts = Counter(codes)
-                for doc in reader.deleted_docs_set if reader.has_deletions() else ():
-                    counts[codes[doc]] -= 1
-                total += sum(_LENGTHS[code] * n for code, n in counts.items())
+                codes = self.cache.lengths(reader, fieldname)
+                if reader.has_deletions():
+                    codes = np.delete(codes, self._deleted(reader))
+                # Python ints: an exact sum, whatever the order.
+                counts = np.bincount(codes, minlength=256).tolist()
+                total += sum(_LENGTHS[code] * n for code, n in enumerate(counts) if n)
             found = self._avg_lengths[fieldname] = total / max(self.doc_count(), 1)
         return found

@@ -2,11 +2,12 @@
 
 Whoosh scores a disjunction of boosted (field, term) clauses document by document through
 a tree of matcher objects: several microseconds of Python per posting, ~100 ms per query
-at 10k notes. Here each posting list is decoded once, a block at a time, and its
-documents' scores are added into one list per segment, with the statistics
-`whoosh.scoring.BM25F` uses (the searcher's idf and average field length, the byte-coded
-field length of each document) and the same float operations in the same order: every
-score equals Whoosh's bit for bit (`tests/test_postings.py` compares them).
+at 10k notes. Here each posting list is decoded once, a block at a time, into numpy arrays,
+and its documents' scores are added into one array over the searcher's documents with
+vector operations, with the statistics `whoosh.scoring.BM25F` uses (the searcher's idf and
+average field length, the byte-coded field length of each document) and the same float64
+operations in the same order: every score equals Whoosh's bit for bit
+(`tests/test_postings.py` compares them).
 
 Segments never change once written (deletions are kept beside them), so what is decoded
 from a segment stays valid for as long as its reader is open: a long-lived process (the
@@ -14,42 +15,47 @@ MCP server) keeps it across searches and commits, within a bounded budget.
 
 This reads a few attributes Whoosh keeps private (posting blocks, the field-length
 column); `whoosh3` is pinned to one release in pyproject.toml for that reason, and the
-equality tests fail loudly if an upgrade moves them.
+equality tests fail loudly if an upgrade moves them. numpy is imported where it is used:
+the index module (and so every command that opens an index) imports this one.
 """
 
 from __future__ import annotations
 
 import bisect
-import heapq
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
+if TYPE_CHECKING:
+    import numpy as np
+
 # (field, term, boost): one clause of the disjunction.
 Clause = tuple[str, str, float]
-# Decoded postings kept per process: 16 bytes each (doc id, weight, score part), ~32 MB.
+# Decoded postings kept per process: 20 bytes each (doc id, weight, score part), ~40 MB.
 POSTINGS_BUDGET = 2_000_000
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 
 
 class _Postings:
-    """One term's postings in one field of one segment, and BM25's per-document part of
-    the score for the average field length it was last computed with."""
+    """One term's postings in one field of one segment: ascending local doc numbers
+    (int32) and their weights (float64, which holds Whoosh's float32 weights exactly), and
+    BM25's per-document part of the score for the average field length it was last
+    computed with."""
 
     __slots__ = ("avgfl", "ids", "parts", "weights")
 
-    def __init__(self, ids: array, weights: array) -> None:
+    def __init__(self, ids: np.ndarray, weights: np.ndarray) -> None:
         self.ids = ids
         self.weights = weights
         self.avgfl = -1.0
-        self.parts = array("d")
+        self.parts: np.ndarray | None = None
 
 
 def _decode(matcher: Any) -> tuple[array, array]:
@@ -90,6 +96,23 @@ def _segment_key(reader: Any) -> str:
     return reader.segment().segment_id()
 
 
+def best(values: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the `limit` largest values, largest first; equal values by position
+    (the order of a stable sort, and of Whoosh's collector for doc numbers)."""
+    import numpy as np
+
+    positions = np.arange(len(values))
+    if limit <= 0:
+        return positions[:0]
+    if len(values) > limit:
+        cut = len(values) - limit
+        kth = np.partition(values, cut)[cut]  # the limit-th largest
+        above = np.flatnonzero(values > kth)
+        tied = np.flatnonzero(values == kth)[: limit - len(above)]
+        positions = np.concatenate((above, tied))
+    return positions[np.lexsort((positions, -values[positions]))]
+
+
 class SegmentCache:
     """What was decoded from segments, shared by successive scorers of one index: a
     commit that deletes a few documents from the large segment keeps all of it. Entries
@@ -98,7 +121,7 @@ class SegmentCache:
     def __init__(self, budget: int = POSTINGS_BUDGET) -> None:
         self.budget = budget
         self._live: frozenset[str] = frozenset()
-        self._lengths: dict[tuple[str, str], bytes] = {}
+        self._lengths: dict[tuple[str, str], np.ndarray] = {}
         self._postings: OrderedDict[tuple[str, str, str], _Postings | None] = OrderedDict()
         self._size = 0
         self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
@@ -131,14 +154,20 @@ class SegmentCache:
         if entry is not None:
             self._size -= len(entry.ids)
 
-    def lengths(self, reader: Any, field: str) -> bytes:
+    def lengths(self, reader: Any, field: str) -> np.ndarray:
+        """The field's coded length of each local doc number (uint8)."""
+        import numpy as np
+
         key = (_segment_key(reader), field)
         found = self._lengths.get(key)
         if found is None:
-            found = self._lengths[key] = _length_bytes(reader, field)
+            found = self._lengths[key] = np.frombuffer(_length_bytes(reader, field),
+                                                       dtype=np.uint8)
         return found
 
     def postings(self, reader: Any, field: str, term: str) -> _Postings | None:
+        import numpy as np
+
         key = (_segment_key(reader), field, term)
         if key in self._postings:
             self._postings.move_to_end(key)
@@ -150,7 +179,9 @@ class SegmentCache:
         else:
             if isinstance(matcher, FilterMatcher):  # deletions are applied by the scorer
                 matcher = matcher.child
-            entry = _Postings(*_decode(matcher))
+            ids, weights = _decode(matcher)
+            entry = _Postings(np.array(ids, dtype=np.int32),
+                              np.array(weights, dtype=np.float64))
             self._size += len(entry.ids)
         self._postings[key] = entry
         while self._size > self.budget and len(self._postings) > 1:
@@ -170,51 +201,100 @@ class PostingScorer:
         self.leaves = [(reader, base) for reader, base in searcher.ixreader.leaf_readers()
                        if reader.doc_count_all()]
         self._bases = [base for _, base in self.leaves]
+        # Global doc numbers run from 0 to doc_count: each segment's after the previous.
+        self.doc_count = max((base + reader.doc_count_all() for reader, base in self.leaves),
+                             default=0)
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
-        self._norms: dict[str, tuple[float, list[float]]] = {}
+        self._norms: dict[str, tuple[float, np.ndarray]] = {}
         self._sets: dict[str, frozenset[int]] = {}
+        self._masks: dict[str, np.ndarray] = {}
+        self._live: np.ndarray | None = None
 
-    def _norm_table(self, field: str) -> tuple[float, list[float]]:
+    def _norm_table(self, field: str) -> tuple[float, np.ndarray]:
         """The field's average length and BM25's length normalisation for each of the 256
         coded lengths."""
+        import numpy as np
+
         found = self._norms.get(field)
         if found is None:
             avgfl = self.searcher.avg_field_length(field) or 1
             k1, b = self.k1, self.b
-            found = (avgfl, [k1 * ((1 - b) + b * byte_to_length(code) / avgfl)
-                             for code in range(256)])
+            found = (avgfl, np.array([k1 * ((1 - b) + b * byte_to_length(code) / avgfl)
+                                      for code in range(256)], dtype=np.float64))
             self._norms[field] = found
         return found
 
-    def _parts(self, entry: _Postings, reader: Any, field: str) -> array:
+    def _parts(self, entry: _Postings, reader: Any, field: str) -> np.ndarray:
         """tf*(K1+1) / (tf + norm(length)) per posting: all of BM25 but the idf."""
         avgfl, norms = self._norm_table(field)
-        if entry.avgfl != avgfl:
+        if entry.parts is None or entry.avgfl != avgfl:
             lengths = self.cache.lengths(reader, field)
-            k1p1 = self.k1 + 1
-            entry.parts = array("d", [(tf * k1p1) / (tf + norms[lengths[doc]])
-                                      for doc, tf in zip(entry.ids, entry.weights, strict=True)])
+            tf = entry.weights
+            entry.parts = (tf * (self.k1 + 1)) / (tf + norms[lengths[entry.ids]])
             entry.avgfl = avgfl
         return entry.parts
 
-    def scores(self, clauses: Iterable[Clause]) -> list[tuple[list[float], int, Any]]:
-        """Per segment: (score of each local doc number, doc base, reader); 0.0 where no
-        clause matched. Deleted documents keep a score: `top` skips them."""
+    def _segments(self) -> Iterable[tuple[Any, slice]]:
+        """Each segment's reader and the slice of global doc numbers it holds."""
+        for reader, base in self.leaves:
+            yield reader, slice(base, base + reader.doc_count_all())
+
+    def scores(self, clauses: Iterable[Clause]) -> np.ndarray:
+        """The score of each global doc number; 0.0 where no clause matched. Deleted
+        documents keep a score: `top` skips them."""
+        import numpy as np
+
         searcher = self.searcher
-        accs = [([0.0] * reader.doc_count_all(), base, reader) for reader, base in self.leaves]
+        acc = np.zeros(self.doc_count, dtype=np.float64)
         for field, term, boost in clauses:
             idf = None
-            for acc, _, reader in accs:
+            for reader, docs in self._segments():
                 entry = self.cache.postings(reader, field, term)
                 if entry is None:
                     continue
                 if idf is None:
                     idf = searcher.idf(field, term)
-                for doc, part in zip(entry.ids, self._parts(entry, reader, field),
-                                     strict=True):
-                    acc[doc] += idf * part * boost
-        return accs
+                # Doc ids are unique within a posting list: one exact addition each.
+                acc[docs][entry.ids] += idf * self._parts(entry, reader, field) * boost
+        return acc
+
+    def live(self) -> np.ndarray:
+        """True for each global doc number that is not deleted."""
+        import numpy as np
+
+        if self._live is None:
+            self._live = np.ones(self.doc_count, dtype=bool)
+            for reader, docs in self._segments():
+                if reader.has_deletions():
+                    deleted = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
+                    self._live[docs][deleted] = False
+        return self._live
+
+    def holders(self, term: str, fields: Iterable[str]) -> np.ndarray:
+        """True for each live global doc number that holds `term` in any of `fields`."""
+        import numpy as np
+
+        fields = tuple(fields)
+        held = np.zeros(self.doc_count, dtype=bool)
+        for reader, docs in self._segments():
+            for field in fields:
+                entry = self.cache.postings(reader, field, term)
+                if entry is not None:
+                    held[docs][entry.ids] = True
+        return held & self.live()
+
+    def first_live(self, field: str, term: str) -> int | None:
+        """The lowest global doc number of a live document holding the term (a note's
+        by its `path`), as `Searcher.document_number` finds it."""
+        live = self.live()
+        for reader, docs in self._segments():
+            entry = self.cache.postings(reader, field, term)
+            if entry is not None:
+                for number in (entry.ids + docs.start).tolist():
+                    if live[number]:
+                        return number
+        return None
 
     def stored_fields(self, number: int) -> dict:
         """Stored fields of a global doc number (shared: do not modify)."""
@@ -231,16 +311,32 @@ class PostingScorer:
             self._sets[key] = found
         return found
 
+    def doc_mask(self, query: Any) -> np.ndarray:
+        """`doc_set` as True for each global doc number it holds, cached likewise."""
+        import numpy as np
+
+        key = repr(query)
+        found = self._masks.get(key)
+        if found is None:
+            docs = self.doc_set(query)
+            found = np.zeros(self.doc_count, dtype=bool)
+            found[np.fromiter(docs, dtype=np.int64, count=len(docs))] = True
+            self._masks[key] = found
+        return found
+
     def top(self, clauses: Iterable[Clause], limit: int, allow: Any = None,
             mask: Any = None) -> list[tuple[int, float]]:
         """The `limit` best (global doc number, score), best first; ties by doc number, as
         Whoosh's collector orders them. `allow` / `mask` are filter queries (or None)."""
-        keep = self.doc_set(allow) if allow is not None else None
-        hide = set(self.doc_set(mask)) if mask is not None else set()
-        found: list[tuple[float, int]] = []
-        for acc, base, reader in self.scores(clauses):
-            hide.update(base + doc for doc in reader.deleted_docs_set)
-            # (score, -number): the largest tuples are the best scores, then low numbers.
-            found += [(score, -number) for number, score in enumerate(acc, base)
-                      if score and number not in hide and (keep is None or number in keep)]
-        return [(-negated, score) for score, negated in heapq.nlargest(limit, found)]
+        import numpy as np
+
+        scores = self.scores(clauses)
+        shown = (scores != 0) & self.live()
+        if allow is not None:
+            shown &= self.doc_mask(allow)
+        if mask is not None:
+            shown &= ~self.doc_mask(mask)
+        numbers = np.flatnonzero(shown)
+        found = scores[numbers]
+        order = best(found, limit)  # positions ascend with doc numbers: ties by number
+        return list(zip(numbers[order].tolist(), found[order].tolist(), strict=True))

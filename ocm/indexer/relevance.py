@@ -53,14 +53,8 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     total = max(scorer.searcher.doc_count(), 1)
     idf: dict[str, tuple[float, set[int]]] = {}
     for term in {t for word in words for t in word}:
-        holders: set[int] = set()
-        for reader, base in scorer.leaves:
-            deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
-            for field in fields:
-                entry = scorer.cache.postings(reader, field, term)
-                if entry is not None:
-                    holders.update(base + doc for doc in entry.ids if doc not in deleted)
-        idf[term] = (_idf(len(holders), total), holders & docs)
+        held = scorer.holders(term, fields)
+        idf[term] = (_idf(int(held.sum()), total), {doc for doc in docs if held[doc]})
     # A word's first term is the word itself; holding only one of its parts (`1` of `Q1`,
     # `py` of `backoff.py`) says less than holding the word.
     groups = [[(w * (1.0 if n == 0 else PART_CREDIT), held)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from .analysis import tokens, word_terms
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
+from .postings import best
 from .query import MAX_FILTER_QUERY_WORDS
 from .relevance import coverage, is_phrase, relevance_filter
 from .schema import FIELD_BOOSTS
@@ -384,6 +384,8 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     """Add the notes closest in meaning to the candidates and re-score every candidate
     with the fused score. Without embeddings (turned off, or the model did not load) the
     BM25F hits come back as they were."""
+    import numpy as np
+
     from .embed import embedder
 
     store = index.vectors()
@@ -391,21 +393,25 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     if store is None or model is None or not store.paths:
         return hits, numbers
     query = model.embed([text], store.folder)[0]
-    sims = store.similarities(query)
+    sims = store.cosines(query)
     # What the other notes of this vault score against this query: a hit is close in
     # meaning by how far it stands above them (relevance.MIN_SIMILARITY), not by its bare
-    # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike.
-    total, count = sum(sims.values()), len(sims)
+    # cosine, which shared surface pieces (`.py`, `only`) lift for every note alike. Summed
+    # in float64 one after the other (accumulate, not numpy's pairwise sum): the same
+    # float as Python's sum() of the cosines.
+    total = float(np.add.accumulate(sims, dtype=np.float64)[-1])
+    count = len(sims)
     scorer = index.scorer()
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
     hits, numbers = list(hits), list(numbers)
     rels = [str(scorer.stored_fields(number)["path"]) for number in numbers]
     known = set(rels)
-    for rel in heapq.nlargest(VECTOR_CANDIDATES, sims, key=sims.__getitem__):
+    for row in best(sims, VECTOR_CANDIDATES).tolist():
+        rel = store.paths[row]
         if rel in known:
             continue
-        number = index.document_number(rel)
+        number = scorer.first_live("path", rel)
         if number is None or number in hide or (keep is not None and number not in keep):
             continue
         hits.append(_hit(index, scorer.stored_fields(number), 0.0))
@@ -414,7 +420,7 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     if not hits:
         return hits, numbers
     bm25 = [hit.score for hit in hits]
-    own = [sims.get(rel, 0.0) for rel in rels]
+    own = [float(sims[row]) if (row := store.row(rel)) is not None else 0.0 for rel in rels]
     cos = list(own)
     closest = list(own)  # what makes a hit relevant by meaning: its closest part
     for at, (hit, rel) in enumerate(zip(hits, rels, strict=True)):

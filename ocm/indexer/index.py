@@ -100,6 +100,9 @@ class NoteIndex:
         self._folders: list[str] | None = None
         self._last_scan: dict[str, list[int]] | None = None
         self._verified: tuple[dict, dict] | None = None
+        # With the watch running: the notes it reported since the index last matched the
+        # disk (a sync that committed or found nothing to do); None when not known.
+        self._since_sync: set[str] | None = None
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
         self._numbers: tuple[object, dict[str, int | None]] = (None, {})
 
@@ -150,6 +153,8 @@ class NoteIndex:
             if changed is not None:
                 if not changed:
                     return self._last_scan
+                if self._since_sync is not None:
+                    self._since_sync.update(changed)
                 scan = dict(self._last_scan)
                 for rel in changed:
                     sig = self.vault.note_signature(rel)
@@ -177,9 +182,30 @@ class NoteIndex:
         return scan
 
     def _stop_watch(self) -> None:
+        self._since_sync = None
         if self._watch is not None:
             self._watch.close()
             self._watch = None
+
+    def _synced(self) -> None:
+        """The manifest (and so the index) now matches the scan just taken: from here on
+        the watch's reports are exactly what the index does not hold yet."""
+        self._since_sync = set() if self._watch is not None else None
+
+    def unindexed(self) -> set[str] | None:
+        """Vault-relative paths of the notes created, changed or deleted since the index
+        last matched the disk, without committing anything: what the watch reported since
+        (a superset: a note changed back counts too). None when only a sync can tell (no
+        watch running, as in a one-shot process)."""
+        if self._watch is None or self._since_sync is None:
+            return None
+        self._scan()  # takes in the watch's latest reports
+        return None if self._since_sync is None else set(self._since_sync)
+
+    def live_count(self, field: str, term: str) -> int:
+        """How many live documents of the committed index hold `term` in `field` (an ID
+        field such as `type`), without a sync."""
+        return self.searcher().live_doc_frequency(field, term)
 
     # -- open / rebuild -------------------------------------------------------------
     def _open(self) -> windex.Index | None:
@@ -228,6 +254,7 @@ class NoteIndex:
                     _unchanged(scan, known, broken)):
                 self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
+                self._synced()
                 return report
         self.vault.ensure_layout()
         with locked(self.vault.locks_dir, INDEX_LOCK):
@@ -279,6 +306,7 @@ class NoteIndex:
             self._write(ix, scan, changed, deleted, known, broken, report, progress)
         report.paths = changed + deleted
         self._save_manifest(known, broken)
+        self._synced()
         self.broken = {k: v[1] for k, v in broken.items()}
         report.broken = dict(self.broken)
         return report  # the notice is shown once, by whoever called (Project.notices)

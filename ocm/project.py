@@ -478,14 +478,13 @@ class Project:
         reported them (this process's own earlier writes among them): no commit, no folder
         listing, so a write costs the same at 100k notes as at 1k. Other processes sync
         first, as a search would."""
-        from ocm.indexer import search as engine
+        from ocm.indexer.neighbours import closest_records
         from ocm.vault.memories import canonical_type
 
         words = f"{title or ''} {content if isinstance(content, str) else ''}".split()
         memory_type = canonical_type(memory_type)
         if not words:
             return None
-        filters = Filters(kind="memory", types=(memory_type,), status="active")
         try:
             index = self.index_for(vault)
             pending = index.unindexed()
@@ -501,13 +500,11 @@ class Project:
                      if rel.startswith(prefix)]
             if index.live_count("type", memory_type) + len(fresh) <= SUPERSEDE_SCAN_MAX:
                 return None
-            # Words only: what supersede.py compares is words, and a write does not embed.
-            hits = engine.candidates(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]), (),
-                                     filters, limit=SUPERSEDE_CANDIDATES + len(fresh),
-                                     meaning=False)
+            found = closest_records(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]),
+                                    memory_type, SUPERSEDE_CANDIDATES + len(fresh))
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
             return None
-        kept = [hit.path for hit in hits if hit.relpath not in pending]
+        kept = [index.resolved_root / rel for rel in found if rel not in pending]
         return kept[:SUPERSEDE_CANDIDATES] + fresh
 
     def get(self, note_id: str, section: str | None = None) -> dict[str, Any]:

@@ -241,6 +241,12 @@ class PostingScorer:
         for acc, base, reader in self.scores(clauses):
             hide.update(base + doc for doc in reader.deleted_docs_set)
             # (score, -number): the largest tuples are the best scores, then low numbers.
-            found += [(score, -number) for number, score in enumerate(acc, base)
-                      if score and number not in hide and (keep is None or number in keep)]
+            if keep is not None and len(keep) < len(acc):  # few allowed: look only at them
+                end = base + len(acc)
+                found += [(acc[number - base], -number) for number in keep
+                          if base <= number < end and acc[number - base]
+                          and number not in hide]
+            else:
+                found += [(score, -number) for number, score in enumerate(acc, base)
+                          if score and number not in hide and (keep is None or number in keep)]
         return [(-negated, score) for score, negated in heapq.nlargest(limit, found)]

@@ -160,6 +160,15 @@ class NoteIndex:
         self._since_sync = set() if self._watch is not None else None
         self._synced_with = self._load_manifest() if self._watch is not None else None
 
+    def _reported(self, manifest: dict | None, scan: dict | None) -> set[str] | None:
+        """The only notes that can differ between `scan` and `manifest`: those the watch
+        reported since the last sync, while the manifest is still the one that sync left
+        (no other process committed) and `scan` is the watch's. None: any note can."""
+        if manifest is None or manifest is not self._synced_with or (
+                scan is not self._last_scan):
+            return None
+        return self._since_sync
+
     def unindexed(self) -> set[str] | None:
         """Vault-relative paths of the notes created, changed or deleted since the index
         last matched the disk, without committing anything: what the watch reported since
@@ -218,8 +227,10 @@ class NoteIndex:
             verified = self._verified
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.
+            only = self._reported(manifest, scan)
             if (verified is not None and verified[0] is scan and verified[1] is manifest) or (
-                    _unchanged(scan, known, broken)):
+                    _unchanged(scan, known, broken) if only is None
+                    else not any(_diff(scan, known, broken, only))):
                 self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
                 self._synced()
@@ -267,11 +278,7 @@ class NoteIndex:
                 report.rebuilt = True
         known: dict[str, list[int]] = dict(manifest.get("notes", {}))
         broken: dict[str, list] = dict(manifest.get("broken", {}))
-        # Only the notes the watch reported can differ from the manifest the last sync left
-        # (when it is still the one on disk): no need to compare every note.
-        only = self._since_sync if (manifest is self._synced_with and scan is self._last_scan
-                                    ) else None
-        changed, deleted = _diff(scan, known, broken, only)
+        changed, deleted = _diff(scan, known, broken, self._reported(manifest, scan))
         if not report.rebuilt and len(changed) > max(200, REBUILD_FRACTION * len(scan)):
             ix = self._create()
             known, broken, report.rebuilt = {}, {}, True

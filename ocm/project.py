@@ -33,7 +33,7 @@ from ocm.vault.memories import (
 )
 from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
 from ocm.vault.settle import settled_document
-from ocm.vault.store import Vault, WriteResult, read_document, read_note_text
+from ocm.vault.store import MEMORIES_DIR, Vault, WriteResult, read_document, read_note_text
 
 if TYPE_CHECKING:
     from ocm.indexer.index import NoteIndex, SyncReport
@@ -470,24 +470,42 @@ class Project:
                               content: str) -> list[Path] | None:
         """The few active records of this type the index ranks closest to a new memory (seed
         000 compares with a top 5 too), so a write does not read every record of its type.
-        None — compare with the whole folder — when the index cannot answer."""
-        from ocm.indexer import search as engine
+        None — compare with the whole folder — when the folder is small or the index cannot
+        answer.
+
+        A process whose index watches the vault (the MCP server, after two reads) asks the
+        index as last committed and adds the notes of this type changed since, as the watch
+        reported them (this process's own earlier writes among them): no commit, no folder
+        listing, so a write costs the same at 100k notes as at 1k. Other processes sync
+        first, as a search would."""
+        from ocm.indexer.neighbours import closest_records
         from ocm.vault.memories import canonical_type
 
         words = f"{title or ''} {content if isinstance(content, str) else ''}".split()
-        folder = vault.memories_dir / canonical_type(memory_type)
-        if not words or not folder.is_dir() or sum(1 for _ in os.scandir(folder)) <= (
-                SUPERSEDE_SCAN_MAX):
-            return None  # a small folder is cheaper to read than one index search
-        filters = Filters(kind="memory", types=(canonical_type(memory_type),), status="active")
+        memory_type = canonical_type(memory_type)
+        if not words:
+            return None
         try:
-            index = self.refresh(vault)
-            # Words only: what supersede.py compares is words, and a write does not embed.
-            hits = engine.candidates(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]), (),
-                                     filters, limit=SUPERSEDE_CANDIDATES, meaning=False)
+            index = self.index_for(vault)
+            pending = index.unindexed()
+            if pending is None:
+                folder = vault.memories_dir / memory_type
+                if not folder.is_dir() or sum(1 for _ in os.scandir(folder)) <= (
+                        SUPERSEDE_SCAN_MAX):
+                    return None  # a small folder is cheaper to read than one index search
+                index = self.refresh(vault)
+                pending = set()
+            prefix = f"{MEMORIES_DIR}/{memory_type}/"
+            fresh = [index.resolved_root / rel for rel in sorted(pending)
+                     if rel.startswith(prefix)]
+            if index.live_count("type", memory_type) + len(fresh) <= SUPERSEDE_SCAN_MAX:
+                return None
+            found = closest_records(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]),
+                                    memory_type, SUPERSEDE_CANDIDATES + len(fresh))
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
             return None
-        return [hit.path for hit in hits]
+        kept = [index.resolved_root / rel for rel in found if rel not in pending]
+        return kept[:SUPERSEDE_CANDIDATES] + fresh
 
     def get(self, note_id: str, section: str | None = None) -> dict[str, Any]:
         """A note's frontmatter and Markdown; with `section` (or `ID#Heading`), only that

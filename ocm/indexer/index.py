@@ -11,20 +11,18 @@ another schema version, it is rebuilt from the notes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault.atomic import atomic_write_text, locked
+from ocm.vault.atomic import locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import NOTE_DIRS, Vault
 from ocm.vault.watch import NoteWatch
@@ -32,13 +30,13 @@ from ocm.vault.watch import NoteWatch
 from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields, transcript_fields
 from .livestats import LiveSearcher
-from .schema import BM25_B, BM25_K1, SCHEMA_VERSION, build_schema, weighting
+from .manifest import Manifest
+from .schema import BM25_B, BM25_K1, build_schema, weighting
 from .subwriters import bind_forks_to_this_process
 
 if TYPE_CHECKING:
     from .vectors import EmbedText
 
-MANIFEST = "manifest.json"
 INDEX_LOCK = "index"
 WRITER_TIMEOUT_S = 30.0
 # Above this many changed notes a rebuild from scratch beats incremental updates.
@@ -85,11 +83,10 @@ class NoteIndex:
         self._searcher = None
         self._searcher_generation = -1
         self._scorer = None
-        self._manifest_str = str(self.dir / MANIFEST)
+        self._manifest = Manifest(self.dir)
         # Processes for a full rebuild; set to >1 only by single-threaded callers (the CLI's
         # `rebuild-index`): whoosh then forks sub-writers, one segment each.
         self.build_procs = 1
-        self._manifest_cache: tuple[tuple[int, int, int], dict] | None = None
         self.broken: dict[str, str] = {}
         # Freshness from kernel events once this object has scanned twice: a process that
         # checks again and again (the MCP server) gains from it, one CLI command does not
@@ -100,44 +97,17 @@ class NoteIndex:
         self._folders: list[str] | None = None
         self._last_scan: dict[str, list[int]] | None = None
         self._verified: tuple[dict, dict] | None = None
+        # With the watch running: the notes it reported since the index last matched the
+        # disk (a sync that committed or found nothing to do); None when not known.
+        self._since_sync: set[str] | None = None
+        self._synced_with: dict | None = None  # the manifest as that sync left it
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
-        """The manifest, parsed again only when its file changed (a long-lived process, such
-        as the MCP server, then pays one `stat` per check instead of a JSON load)."""
-        path = self._manifest_str
-        try:
-            st = os.stat(path)
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
-            if self._manifest_cache is not None and self._manifest_cache[0] == key:
-                return self._manifest_cache[1]
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read())
-        except (FileNotFoundError, ValueError, OSError):
-            self._manifest_cache = None
-            return None
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
-            self._manifest_cache = None
-            return None
-        self._manifest_cache = (key, data)
-        return data
-
-    def _save_manifest(self, notes: dict[str, list[int]], broken: dict[str, list]) -> None:
-        generation = self._ix.latest_generation() if self._ix is not None else -1
-        payload = {"schema": SCHEMA_VERSION, "generation": generation, "notes": notes,
-                   "broken": broken}
-        # Derived data, so no fsync: a manifest lost in a crash is rebuilt from the index's
-        # stored signatures (and a torn one does not parse).
-        atomic_write_text(Path(self._manifest_str), json.dumps(payload, separators=(",", ":")),
-                          durable=False)
-        # What was just written is what the next check would parse again (~10 ms at 10k).
-        try:
-            st = os.stat(self._manifest_str)
-        except OSError:
-            self._manifest_cache = None
-        else:
-            self._manifest_cache = ((st.st_ino, st.st_mtime_ns, st.st_size), payload)
+        """The manifest (ocm/indexer/manifest.py), parsed again only when its files changed
+        (a long-lived process, such as the MCP server, then pays two `stat`s per check)."""
+        return self._manifest.load()
 
     def _scan(self, full: bool = False) -> dict[str, list[int]]:
         """relpath -> [mtime_ns, size] of every note: the freshness check's only disk work.
@@ -149,6 +119,8 @@ class NoteIndex:
             if changed is not None:
                 if not changed:
                     return self._last_scan
+                if self._since_sync is not None:
+                    self._since_sync.update(changed)
                 scan = dict(self._last_scan)
                 for rel in changed:
                     sig = self.vault.note_signature(rel)
@@ -176,9 +148,40 @@ class NoteIndex:
         return scan
 
     def _stop_watch(self) -> None:
+        self._since_sync = None
         if self._watch is not None:
             self._watch.close()
             self._watch = None
+
+    def _synced(self) -> None:
+        """The manifest (and so the index) now matches the scan just taken: from here on
+        the watch's reports are exactly what the index does not hold yet."""
+        self._since_sync = set() if self._watch is not None else None
+        self._synced_with = self._load_manifest() if self._watch is not None else None
+
+    def _reported(self, manifest: dict | None, scan: dict | None) -> set[str] | None:
+        """The only notes that can differ between `scan` and `manifest`: those the watch
+        reported since the last sync, while the manifest is still the one that sync left
+        (no other process committed) and `scan` is the watch's. None: any note can."""
+        if manifest is None or manifest is not self._synced_with or (
+                scan is not self._last_scan):
+            return None
+        return self._since_sync
+
+    def unindexed(self) -> set[str] | None:
+        """Vault-relative paths of the notes created, changed or deleted since the index
+        last matched the disk, without committing anything: what the watch reported since
+        (a superset: a note changed back counts too). None when only a sync can tell (no
+        watch running, as in a one-shot process)."""
+        if self._watch is None or self._since_sync is None:
+            return None
+        self._scan()  # takes in the watch's latest reports
+        return None if self._since_sync is None else set(self._since_sync)
+
+    def live_count(self, field: str, term: str) -> int:
+        """How many live documents of the committed index hold `term` in `field` (an ID
+        field such as `type`), without a sync."""
+        return self.searcher().live_doc_frequency(field, term)
 
     # -- open / rebuild -------------------------------------------------------------
     def _open(self) -> windex.Index | None:
@@ -223,10 +226,13 @@ class NoteIndex:
             verified = self._verified
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.
+            only = self._reported(manifest, scan)
             if (verified is not None and verified[0] is scan and verified[1] is manifest) or (
-                    _unchanged(scan, known, broken)):
+                    _unchanged(scan, known, broken) if only is None
+                    else not any(_diff(scan, known, broken, only))):
                 self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
+                self._synced()
                 return report
         self.vault.ensure_layout()
         with locked(self.vault.locks_dir, INDEX_LOCK):
@@ -253,6 +259,8 @@ class NoteIndex:
         if ix is not None and manifest is not None and manifest.get("generation") != (
                 ix.latest_generation()):
             manifest = self._manifest_from_index(ix)
+        # The manifest as stored, which a save may then extend by what changed.
+        stored = manifest is not None and manifest is self._load_manifest()
         if ix is None or manifest is None:
             if ix is not None and not force_rebuild and not report.notice and self.dir.exists():
                 manifest = self._manifest_from_index(ix)
@@ -269,7 +277,7 @@ class NoteIndex:
                 report.rebuilt = True
         known: dict[str, list[int]] = dict(manifest.get("notes", {}))
         broken: dict[str, list] = dict(manifest.get("broken", {}))
-        changed, deleted = _diff(scan, known, broken)
+        changed, deleted = _diff(scan, known, broken, self._reported(manifest, scan))
         if not report.rebuilt and len(changed) > max(200, REBUILD_FRACTION * len(scan)):
             ix = self._create()
             known, broken, report.rebuilt = {}, {}, True
@@ -277,7 +285,10 @@ class NoteIndex:
         if changed or deleted:
             self._write(ix, scan, changed, deleted, known, broken, report, progress)
         report.paths = changed + deleted
-        self._save_manifest(known, broken)
+        if report.paths or not stored or report.rebuilt:
+            self._manifest.save(ix.latest_generation(), known, broken,
+                                report.paths if stored and not report.rebuilt else None)
+        self._synced()
         self.broken = {k: v[1] for k, v in broken.items()}
         report.broken = dict(self.broken)
         return report  # the notice is shown once, by whoever called (Project.notices)
@@ -532,17 +543,23 @@ def _unchanged(scan: dict[str, list[int]], known: dict[str, list[int]],
 
 
 def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
-          broken: dict[str, list]) -> tuple[list[str], list[str]]:
+          broken: dict[str, list], only: set[str] | None = None
+          ) -> tuple[list[str], list[str]]:
+    """(changed or new, deleted) notes of `scan` against the manifest's `known` and
+    `broken`; `only`: the notes that can differ, when known (else every note)."""
     changed = []
     get = known.get
-    for rel, (mtime, size) in scan.items():
+    items = scan.items() if only is None else [(rel, scan[rel]) for rel in only if rel in scan]
+    for rel, (mtime, size) in items:
         sig = get(rel)
         if sig is not None and sig[0] == mtime and sig[1] == size:
             continue
         if rel in broken and broken[rel][0] == [mtime, size]:
             continue
         changed.append(rel)
-    deleted = [rel for rel in list(known) + list(broken) if rel not in scan]
+    gone = list(known) + list(broken) if only is None else [
+        rel for rel in only if rel in known or rel in broken]
+    deleted = [rel for rel in gone if rel not in scan]
     return sorted(changed), sorted(set(deleted))
 
 

@@ -94,7 +94,7 @@ def _search(kwargs: dict[str, Any]) -> bool:
     from . import searching
 
     try:
-        searching.run(**kwargs)
+        searching.run(**kwargs, one_shot=True)
         sys.stdout.flush()
     except OcmError:
         return False

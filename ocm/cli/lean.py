@@ -7,6 +7,7 @@ raises (click runs it again and says it, exactly as it always has)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import sys
@@ -110,9 +111,14 @@ def _search(kwargs: dict[str, Any]) -> bool:
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["search"] and not os.environ.get(COMPLETION_VARIABLE):
+        # One search, then the process exits: the cyclic garbage collector would only
+        # re-traverse what the imports and the search build (~110 collections, 25-55 ms
+        # of a search at 10k notes) to free memory that the exit frees anyway.
+        gc.disable()
         kwargs = parse_search(args[1:])
         if kwargs is not None and _search(kwargs):
             sys.exit(0)
+        gc.enable()
     from .main import main as click_main
 
     click_main()

@@ -297,10 +297,10 @@ class Project:
         return self._indexes[key]
 
     def scan_ahead(self) -> None:
-        """For a one-shot search: the project vault's freshness scan starts now, in a
-        thread, while the search is imported (ocm/vault/prescan.py). Only in a process
-        that searches and exits: a long-lived one watches its folders after a few scans,
-        and a watch must go up before the scan it follows."""
+        """For a one-shot search: the project vault's freshness scan starts now, in a child
+        process, while this one imports the search (ocm/vault/prescan.py). Only in a
+        process that searches and exits: a long-lived one watches its folders after a few
+        scans, and a watch must go up before the scan it follows."""
         from ocm.vault import prescan
 
         prescan.start(self.vault)

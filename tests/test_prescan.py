@@ -1,7 +1,7 @@
-"""The freshness scan a one-shot search takes in a thread while it imports
-(ocm/vault/prescan.py): the same scan the process would take, taken once, dropped by a
-journal fold, and never started where it could be wrong; and the lean `ocm search` still
-finds a note edited in place outside ocm."""
+"""The freshness scan a one-shot search takes in a forked child (ocm/vault/prescan.py):
+the same scan the process would take, taken once, dropped by a journal fold, and never
+started where it could be wrong; and the lean `ocm search` still finds a note edited in
+place outside ocm."""
 
 from __future__ import annotations
 
@@ -17,55 +17,55 @@ def _remember(project: Project, text: str) -> Path:
     return project.remember(text, "gotcha", title=text[:30]).path
 
 
-def test_the_early_scan_is_the_scan_and_is_taken_once(project: Project) -> None:
+def test_the_child_scan_is_the_scan_and_is_taken_once(project: Project) -> None:
     _remember(project, "Kafka consumer lag alarms fire at 10k")
     root = str(project.vault.root)
     prescan.start(project.vault)
-    assert root in prescan._pending
-    from_thread: list[str] = []
-    taken = project.vault.note_signatures(from_thread)
-    assert root not in prescan._pending  # taken: the next check scans again
+    assert root in prescan._children
+    from_child: list[str] = []
+    taken = project.vault.note_signatures(from_child)
+    assert root not in prescan._children  # taken: the next check scans again
     assert prescan.take(root) is None
     here: list[str] = []
     assert taken == project.vault.note_signatures(here)
-    assert len(taken) == 1 and sorted(from_thread) == sorted(here)
+    assert len(taken) == 1 and sorted(from_child) == sorted(here)
 
 
-def test_a_note_changed_after_the_early_scan_is_found_by_the_next_search(
+def test_a_note_changed_after_the_child_scan_is_found_by_the_next_search(
         project: Project) -> None:
     path = _remember(project, "Kafka consumer lag alarms fire at 10k")
     assert project.search("kafka")
     one_shot = Project.open(vault=project.vault.root, cwd=project.root)
     prescan.start(one_shot.vault)
     path.write_text(path.read_text().replace("Kafka", "Pulsar"))
-    # This search may use the scan the thread took before the edit (as if it had started
+    # This search may use the scan the child took before the edit (as if it had started
     # earlier); the next one scans again and finds the edit.
     one_shot.search("kafka")
     assert one_shot.search("pulsar")
     assert not one_shot.search("kafka")
 
 
-def test_a_fold_drops_the_early_scan(project: Project) -> None:
+def test_a_fold_drops_the_child_scan(project: Project) -> None:
     root = str(project.vault.root)
     prescan.start(project.vault)
-    assert root in prescan._pending
+    assert root in prescan._children
     journal.append(root, {"h": "claude-code", "s": "s-1", "k": "file", "p": "src/a.py"})
     journal.fold(project.vault)
-    assert root not in prescan._pending
+    assert root not in prescan._children
 
 
-def test_no_early_scan_while_hook_records_wait(project: Project) -> None:
+def test_no_child_while_hook_records_wait(project: Project) -> None:
     journal.append(str(project.vault.root), {"h": "claude-code", "s": "s-1", "k": "file",
                                              "p": "src/a.py"})
     assert journal.pending(project.vault.root)
     prescan.start(project.vault)
-    assert str(project.vault.root) not in prescan._pending
+    assert str(project.vault.root) not in prescan._children
 
 
-def test_no_early_scan_for_a_folder_that_is_no_vault(tmp_path: Path) -> None:
+def test_no_child_for_a_folder_that_is_no_vault(tmp_path: Path) -> None:
     other = Project.open(vault=tmp_path / "nothing", cwd=tmp_path)
     prescan.start(other.vault)
-    assert str(other.vault.root) not in prescan._pending
+    assert str(other.vault.root) not in prescan._children
     assert not (tmp_path / "nothing").exists()
 
 

@@ -167,39 +167,6 @@ def _clean_list(items: list[str] | None) -> list[str] | None:
     return None if items is None else [_clean(item) for item in items]
 
 
-def note_signatures(root: str, folders: list[str] | None = None) -> dict[str, list[int]]:
-    """relpath -> [mtime_ns, size] for every note of the vault at `root` (lists, as the index
-    manifest's JSON holds them, so the two compare as whole dicts): the freshness check
-    before every search, so it is lean. One `stat` per note is the floor (an editor's
-    in-place save changes nothing else), so each is made relative to an open folder
-    descriptor (no path walk from `/`); no Path objects. (Two threads sharing the `stat`s
-    were slower on an idle 2-core machine: 100 against 72 ms at 10k notes.)
-    `folders`, if given, receives the absolute path of every note folder walked."""
-    cut = len(root) + 1
-    if not _DIR_FD_STAT:
-        return _signatures_by_path(root, cut, folders)
-    out: dict[str, list[int]] = {}
-    stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
-    while stack:
-        folder = stack.pop()
-        try:
-            fd = os.open(folder, _DIR_FLAGS | _NOFOLLOW)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError as exc:  # ELOOP: `sessions/` or `memories/` is a link
-            if exc.errno == errno.ELOOP:
-                continue
-            raise
-        try:
-            subfolders = _scan_folder(fd, folder[cut:].replace(os.sep, "/") + "/", out)
-        finally:
-            os.close(fd)
-        if folders is not None:
-            folders.append(folder)
-        stack += [os.path.join(folder, name) for name in subfolders]
-    return out
-
-
 class Vault:
     def __init__(self, root: Path, project: str = "", project_root: Path | None = None,
                  scope: str = "project") -> None:
@@ -246,13 +213,43 @@ class Vault:
             yield self.root / rel
 
     def note_signatures(self, folders: list[str] | None = None) -> dict[str, list[int]]:
-        """relpath -> [mtime_ns, size] for every note (see `note_signatures` below); a
-        one-shot search may have taken the scan already, meanwhile (vault/prescan.py)."""
+        """relpath -> [mtime_ns, size] for every note (lists, as the index manifest's JSON
+        holds them, so the two compare as whole dicts): the freshness check before every
+        search, so it is lean. One `stat` per note is the floor (an editor's in-place save
+        changes nothing else), so each is made relative to an open folder descriptor (no
+        path walk from `/`); no Path objects. (Two threads sharing the `stat`s were slower
+        on an idle 2-core machine: 100 against 72 ms at 10k notes.)
+        `folders`, if given, receives the absolute path of every note folder walked.
+        A one-shot search may have taken the scan already, in a child (vault/prescan.py)."""
+        root = str(self.root)
         from .prescan import take
 
-        root = str(self.root)
         taken = take(root, folders)
-        return taken if taken is not None else note_signatures(root, folders)
+        if taken is not None:
+            return taken
+        cut = len(root) + 1
+        if not _DIR_FD_STAT:
+            return _signatures_by_path(root, cut, folders)
+        out: dict[str, list[int]] = {}
+        stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
+        while stack:
+            folder = stack.pop()
+            try:
+                fd = os.open(folder, _DIR_FLAGS | _NOFOLLOW)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:  # ELOOP: `sessions/` or `memories/` is a link
+                if exc.errno == errno.ELOOP:
+                    continue
+                raise
+            try:
+                subfolders = _scan_folder(fd, folder[cut:].replace(os.sep, "/") + "/", out)
+            finally:
+                os.close(fd)
+            if folders is not None:
+                folders.append(folder)
+            stack += [os.path.join(folder, name) for name in subfolders]
+        return out
 
     def note_signature(self, rel: str) -> list[int] | None:
         """[mtime_ns, size] of one note by its vault-relative path; None if it is gone."""

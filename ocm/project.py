@@ -296,15 +296,6 @@ class Project:
             self._indexes[key] = NoteIndex(vault)
         return self._indexes[key]
 
-    def scan_ahead(self) -> None:
-        """For a one-shot search: the project vault's freshness scan starts now, in a child
-        process, while this one imports the search (ocm/vault/prescan.py). Only in a
-        process that searches and exits: a long-lived one watches its folders after a few
-        scans, and a watch must go up before the scan it follows."""
-        from ocm.vault import prescan
-
-        prescan.start(self.vault)
-
     def fold_journal(self) -> None:
         """Apply what hooks journaled (files, prompts, commands) to the session notes."""
         from ocm.vault import journal

@@ -95,7 +95,7 @@ def _search(kwargs: dict[str, Any]) -> bool:
     from . import searching
 
     try:
-        searching.run(**kwargs, one_shot=True)
+        searching.run(**kwargs)
         sys.stdout.flush()
     except OcmError:
         return False

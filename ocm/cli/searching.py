@@ -38,14 +38,12 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         status: str | None = None, tool: str | None = None, since: str | None = None,
         until: str | None = None, file_: str | None = None, tag: str | None = None,
         scope: str = DEFAULT_SCOPE, include_resolved: bool = False, explain: bool = False,
-        chunks: bool = False, author: str | None = None, one_shot: bool = False) -> None:
+        chunks: bool = False, author: str | None = None) -> None:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
-    printed. `one_shot`: this process exits after it (the freshness scan runs ahead)."""
+    printed."""
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True)
-    if one_shot and scope == "project":
-        project.scan_ahead()
     req = SearchRequest(
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,

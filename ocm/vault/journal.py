@@ -184,9 +184,7 @@ def fold(vault: Vault) -> FoldReport:
     if not pending(root):
         return report
     from .atomic import locked
-    from .prescan import discard
 
-    discard(str(root))  # the notes change under a scan taken before the fold
     folder = hooks_dir(root)
     with locked(vault.locks_dir, "journal-fold"):
         _rotate(folder)

@@ -219,14 +219,8 @@ class Vault:
         changes nothing else), so each is made relative to an open folder descriptor (no
         path walk from `/`); no Path objects. (Two threads sharing the `stat`s were slower
         on an idle 2-core machine: 100 against 72 ms at 10k notes.)
-        `folders`, if given, receives the absolute path of every note folder walked.
-        A one-shot search may have taken the scan already, in a child (vault/prescan.py)."""
+        `folders`, if given, receives the absolute path of every note folder walked."""
         root = str(self.root)
-        from .prescan import take
-
-        taken = take(root, folders)
-        if taken is not None:
-            return taken
         cut = len(root) + 1
         if not _DIR_FD_STAT:
             return _signatures_by_path(root, cut, folders)

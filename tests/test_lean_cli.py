@@ -4,6 +4,7 @@ results and bad values, each run as a real process; and what it leaves to click.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -187,3 +188,20 @@ def test_the_lean_parser_knows_every_option_of_the_click_command() -> None:
 def test_the_console_script_is_the_lean_entry_point() -> None:
     text = Path(VENV_BIN / "ocm").read_text()
     assert "from ocm.cli.lean import main" in text
+
+
+def test_a_lean_search_finds_a_note_edited_in_place(project: Project, run_ocm) -> None:
+    run_ocm("remember", "Kafka consumer lag alarms fire at 10k", "--type", "gotcha")
+    found = json.loads(run_ocm("search", "--json", "kafka").stdout)
+    path = Path(found[0]["markdown_path"])
+    # An editor rewrites the file in place: same size, the folder's mtime unchanged.
+    before = path.stat()
+    folder_mtime = path.parent.stat().st_mtime_ns
+    text = path.read_text().replace("Kafka", "Kafkb")
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert path.stat().st_size == before.st_size
+    assert path.parent.stat().st_mtime_ns == folder_mtime
+    assert json.loads(run_ocm("search", "--json", "kafkb").stdout)
+    assert json.loads(run_ocm("search", "--json", "kafka").stdout) == []

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from ocm import __version__
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import MEMORY_TYPES
 
-from . import agents_cmds, memory_cmds, render, team_cmds
+from . import agents_cmds, memory_cmds, render, searching, team_cmds
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -68,28 +67,6 @@ def _project(vault: Path | None):  # -> Project
     return Project.open(vault=vault, strict=True)
 
 
-def _notices(project: Any) -> None:
-    for notice in getattr(project, "notices", []):
-        click.echo(notice, err=True)
-
-
-def _parse_date(value: str | None, what: str) -> datetime | None:
-    if value is None:
-        return None
-    from ocm.indexer.query import parse_query
-    from ocm.vault.clock import now, parse_timestamp
-
-    stamp = parse_timestamp(value)
-    if stamp is not None:
-        return stamp
-    parsed = parse_query(value, now())
-    found = parsed.since if what == "since" else (parsed.until or parsed.since)
-    if found is None:
-        raise OcmError(f"cannot read --{what} {value!r}: use YYYY-MM-DD or a phrase like "
-                       "'last week'")
-    return found
-
-
 def _stdin_text() -> str:
     try:
         return sys.stdin.buffer.read().decode("utf-8")
@@ -138,7 +115,7 @@ def status(vault: Path | None, as_json: bool) -> None:
     """Where the vault is, how many notes it holds, and any broken notes."""
     project = _project(vault)
     info = project.status()
-    _notices(project)
+    render.notices(project)
     if as_json:
         render.emit_json(info)
         return
@@ -238,7 +215,7 @@ def checkpoint(vault: Path | None, as_json: bool, session_id: str | None, tool: 
 @cli.command("list")
 @VAULT_OPTION
 @JSON_OPTION
-@click.option("--limit", default=10, show_default=True)
+@click.option("--limit", default=searching.DEFAULT_LIMIT, show_default=True)
 @click.option("--tool")
 @click.option("--status", type=click.Choice(["open", "frozen", "closed"]))
 def list_(vault: Path | None, as_json: bool, limit: int, tool: str | None,
@@ -246,7 +223,7 @@ def list_(vault: Path | None, as_json: bool, limit: int, tool: str | None,
     """Recent sessions, newest first."""
     project = _project(vault)
     hits = project.list_sessions(limit=limit, tool=tool, status=status)
-    _notices(project)
+    render.notices(project)
     if as_json:
         render.emit_json([h.to_json() for h in hits])
     else:
@@ -291,7 +268,7 @@ def show(vault: Path | None, as_json: bool, note_id: str) -> None:
 @VAULT_OPTION
 @JSON_OPTION
 @click.argument("query", nargs=-1, required=True)
-@click.option("--limit", default=10, show_default=True)
+@click.option("--limit", default=searching.DEFAULT_LIMIT, show_default=True)
 @click.option("--kind", type=click.Choice(["session", "memory", "transcript"]))
 @click.option("--type", "types", multiple=True, help="Memory type (repeatable).")
 @click.option("--status", help="Only this status (shows resolved/archived if asked).")
@@ -300,8 +277,8 @@ def show(vault: Path | None, as_json: bool, note_id: str) -> None:
 @click.option("--until", help="YYYY-MM-DD (exclusive).")
 @click.option("--file", "file_", help="Only notes that touched a path containing this.")
 @click.option("--tag")
-@click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
-              show_default=True)
+@click.option("--scope", type=click.Choice(["project", "user", "global"]),
+              default=searching.DEFAULT_SCOPE, show_default=True)
 @click.option("--include-resolved", is_flag=True, help="Also show resolved and archived.")
 @click.option("--explain", is_flag=True, help="Show each field's share of the score.")
 @click.option("--chunks", is_flag=True,
@@ -314,25 +291,10 @@ def search(vault: Path | None, as_json: bool, query: tuple[str, ...], limit: int
            author: str | None) -> None:
     """Search sessions and memories (filters can be written in the query: 'last week').
     Each result names its best section (`file.md#Heading`, line) with a snippet."""
-    from ocm.project import SearchRequest
-
-    project = _project(vault)
-    req = SearchRequest(
-        query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
-        since=_parse_date(since, "since"), until=_parse_date(until, "until"), file=file_,
-        tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
-        group=not chunks, author=author)
-    hits = project.search(req)
-    _notices(project)
-    if as_json:
-        render.emit_json([h.to_json() for h in hits])
-        return
-    render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
-    render.paths_footer(hits)
-    if explain or (not hits and project.applied_filters.get("filters")):
-        from ocm.project import filters_line
-
-        click.echo(filters_line(project.applied_filters))
+    searching.run(vault=vault, as_json=as_json, query=query, limit=limit, kind=kind,
+                  types=types, status=status, tool=tool, since=since, until=until,
+                  file_=file_, tag=tag, scope=scope, include_resolved=include_resolved,
+                  explain=explain, chunks=chunks, author=author)
 
 
 @cli.command()
@@ -349,7 +311,7 @@ def recall(vault: Path | None, as_json: bool, query: tuple[str, ...], fmt: str, 
     project = _project(vault)
     brief = project.recall(" ".join(query) or None, budget=budget,
                            fmt="json" if as_json else fmt, session_id=session_id)
-    _notices(project)
+    render.notices(project)
     click.echo(brief.text)
 
 
@@ -402,8 +364,8 @@ def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, tit
 @click.option("--tag")
 @click.option("--file", "file_")
 @click.option("--limit", default=50, show_default=True)
-@click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
-              show_default=True)
+@click.option("--scope", type=click.Choice(["project", "user", "global"]),
+              default=searching.DEFAULT_SCOPE, show_default=True)
 @click.option("--author", help="Only memories written by this person (part of a git name or "
                                "email; team vaults record it).")
 def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: str,
@@ -413,7 +375,7 @@ def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: 
     project = _project(vault)
     hits = project.list_memories(types=types, status=None if status == "all" else status,
                                  limit=limit, scope=scope, tag=tag, file=file_, author=author)
-    _notices(project)
+    render.notices(project)
     if as_json:
         render.emit_json([h.to_json() for h in hits])
     else:

@@ -24,6 +24,12 @@ def _json_value(value: Any) -> str:
     return str(value)
 
 
+def notices(project: Any) -> None:
+    """What a read noticed on the way (an index rebuilt, hook records not applied)."""
+    for notice in getattr(project, "notices", []):
+        sys.stderr.write(f"{notice}\n")
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_json_value)
                      + "\n")

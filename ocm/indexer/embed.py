@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import struct
 from functools import lru_cache
@@ -138,6 +137,8 @@ class Embedder:
     def model(self) -> Any:  # -> wordllama.inference.WordLlamaInference
         """WordLlama itself, loaded from its own folder with downloads disabled."""
         if self._model is None:
+            import logging  # ~5 ms, only for wordllama
+
             root = logging.getLogger()
             handlers, level = list(root.handlers), root.level
             import wordllama  # its inference module calls logging.basicConfig() on import

@@ -27,12 +27,10 @@ from ocm.vault.errors import OcmError
 from ocm.vault.store import NOTE_DIRS, Vault
 from ocm.vault.watch import NoteWatch
 
-from .buildcodec import BuildCodec
 from .documents import memory_fields, session_fields, transcript_fields
 from .livestats import LiveSearcher
 from .manifest import Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
-from .subwriters import bind_forks_to_this_process
 
 if TYPE_CHECKING:
     from .vectors import EmbedText
@@ -566,6 +564,10 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
 def _writer(ix: windex.Index, procs: int = 1):
     """A writer, waiting for another process's; `procs>1` only for a full rebuild from a
     single-threaded process (the CLI): it forks, which is unsafe in threaded hosts."""
+    # Imported here: only writes need them (the sub-writers load ctypes and signal).
+    from .buildcodec import BuildCodec
+    from .subwriters import bind_forks_to_this_process
+
     deadline = time.monotonic() + WRITER_TIMEOUT_S
     # One file per part of a segment instead of Whoosh's compound file: opening a compound
     # segment copies each part out of its memory map (~45 ms at 10k notes, paid by every

@@ -1,0 +1,60 @@
+"""`ocm search`: what it does and what it prints, for both ways in: the click command
+(ocm/cli/main.py) and the lean entry point (ocm/cli/lean.py). Imports neither click nor
+rich (rich only when it prints a table)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from ocm.vault.errors import OcmError
+
+from . import render
+
+DEFAULT_LIMIT = 10
+DEFAULT_SCOPE = "project"
+
+
+def parse_date(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    from ocm.indexer.query import parse_query
+    from ocm.vault.clock import now, parse_timestamp
+
+    stamp = parse_timestamp(value)
+    if stamp is not None:
+        return stamp
+    parsed = parse_query(value, now())
+    found = parsed.since if what == "since" else (parsed.until or parsed.since)
+    if found is None:
+        raise OcmError(f"cannot read --{what} {value!r}: use YYYY-MM-DD or a phrase like "
+                       "'last week'")
+    return found
+
+
+def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = False,
+        limit: int = DEFAULT_LIMIT, kind: str | None = None, types: tuple[str, ...] = (),
+        status: str | None = None, tool: str | None = None, since: str | None = None,
+        until: str | None = None, file_: str | None = None, tag: str | None = None,
+        scope: str = DEFAULT_SCOPE, include_resolved: bool = False, explain: bool = False,
+        chunks: bool = False, author: str | None = None) -> None:
+    """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
+    printed."""
+    from ocm.project import Project, SearchRequest, filters_line
+
+    project = Project.open(vault=vault, strict=True)
+    req = SearchRequest(
+        query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
+        since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,
+        tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
+        group=not chunks, author=author)
+    hits = project.search(req)
+    render.notices(project)
+    if as_json:
+        render.emit_json([h.to_json() for h in hits])
+        return
+    render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
+    render.paths_footer(hits)
+    if explain or (not hits and project.applied_filters.get("filters")):
+        sys.stdout.write(f"{filters_line(project.applied_filters)}\n")

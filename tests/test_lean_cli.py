@@ -1,0 +1,207 @@
+"""The lean `ocm search` entry point (ocm/cli/lean.py) against the click command: the same
+bytes on stdout and stderr and the same exit code for every option, quoting, unicode, no
+results and bad values, each run as a real process; and what it leaves to click."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ocm.cli import lean
+from ocm.cli.main import cli
+from ocm.project import KINDS, SEARCH_SCOPES, Project
+from ocm.vault.sessions import CheckpointInput
+
+from .conftest import VENV_BIN, make_repo
+
+CLICK = [sys.executable, "-m", "ocm.cli.main"]
+LEAN = [str(VENV_BIN / "ocm")]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A project with sessions and memories (unicode included), its index built and in
+    sync, and the environment both processes run in."""
+    base = tmp_path_factory.mktemp("lean")
+    repo = make_repo(base / "proj")
+    home = base / "home"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OCM_", "CLAUDE", "CURSOR", "GEMINI", "CODEX", "VSCODE"))}
+    env.update(OCM_HOME=str(home), COLUMNS="100")
+    saved = os.environ.get("OCM_HOME")
+    os.environ["OCM_HOME"] = str(home)
+    try:
+        project = Project.open(vault=repo / ".openCodeMemory", cwd=repo)
+        project.init()
+        project.remember("The connection pool size must stay at 20 under load; café naïve "
+                         "日本語 notes too.", "gotcha", title="Pool size under load",
+                         files=["src/api/pool.py"], tags=["perf"])
+        project.remember("We use JWT refresh tokens that rotate on every use.", "decision",
+                         title="JWT refresh rotation", tags=["auth"])
+        project.remember("Run `make migrate` before the pool tests.", "procedure",
+                         title="Migrations before pool tests", files=["Makefile"])
+        session = project.start_session("claude-code")
+        project.checkpoint(CheckpointInput(goal="Tune the pool and the JWT refresh",
+                                           work_completed=["raised the pool size"],
+                                           decisions=["keep refresh rotation"]),
+                           session_id=session.id, tool="claude-code")
+        project.search("pool")  # the index in sync before either process runs
+    finally:
+        if saved is None:
+            os.environ.pop("OCM_HOME", None)
+        else:
+            os.environ["OCM_HOME"] = saved
+    (base / "a-file").write_text("not a folder\n")
+    return {"repo": str(repo), "vault": str(repo / ".openCodeMemory"),
+            "file": str(base / "a-file"), "missing": str(base / "no-vault-here"), **{
+                f"env:{k}": v for k, v in env.items()}}
+
+
+def _run(command: list[str], args: list[str], world: dict[str, str]
+         ) -> subprocess.CompletedProcess[bytes]:
+    env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
+    return subprocess.run([*command, "search", *args], cwd=world["repo"], env=env,
+                          capture_output=True, timeout=120, check=False)
+
+
+CASES = [
+    ["--json", "jwt", "refresh"],
+    ["jwt", "refresh"],
+    ["--explain", "pool"],
+    ["--chunks", "--json", "pool"],
+    ["--chunks", "pool"],
+    ["--limit", "1", "pool"],
+    ["--limit=2", "--json", "pool"],
+    ["--kind", "memory", "pool"],
+    ["--kind=session", "--json", "pool"],
+    ["--type", "gotcha", "--type", "procedure", "--json", "pool"],
+    ["--status", "active", "pool"],
+    ["--tool", "claude-code", "--json", "pool"],
+    ["--since", "2000-01-01", "--until", "2999-01-01", "--json", "pool"],
+    ["--since", "last week", "pool"],
+    ["--file", "pool.py", "--json", "pool"],
+    ["--tag", "perf", "pool"],
+    ["--scope", "user", "pool"],
+    ["--scope", "global", "--json", "pool"],
+    ["--include-resolved", "--json", "pool"],
+    ["--author", "Dev", "--json", "pool"],
+    ["--vault", "{vault}", "--json", "pool"],
+    ["pool size", "--json", "under load"],  # one argument with a space; options anywhere
+    ["--", "--json", "pool"],  # after `--` an option is a word
+    ["-", "pool"],
+    ["café", "naïve"],
+    ["--json", "日本語"],
+    ["zzzqqq"],  # no results
+    ["--json", "zzzqqq"],
+    ["zzzqqq", "--tag", "perf"],  # no results: the filters line
+    ["last", "week"],  # a listing: filters only
+    ["--json", "--json", "--limit", "3", "--limit", "1", "pool"],  # the last value wins
+    # bad values: one line on stderr, exit code 1
+    ["--limit", "0", "pool"],
+    ["--limit", "101", "pool"],
+    ["--limit", "-3", "pool"],
+    ["--limit", "abc", "pool"],
+    ["--limit", " 2", "pool"],
+    ["--kind", "nope", "pool"],
+    ["--scope", "nope", "pool"],
+    ["--status", "bogus", "pool"],
+    ["--since", "garbage", "pool"],
+    ["--until", "garbage", "pool"],
+    ["--tool", "", "pool"],
+    ["--vault", "{file}", "pool"],
+    ["--vault", "{missing}", "pool"],
+    ["--bogus", "pool"],
+    ["--json=1", "pool"],
+    ["--limit"],
+    [],
+    ["--json"],
+    ["-h"],
+    ["--help"],
+]
+
+
+@pytest.mark.parametrize("args", CASES, ids=[" ".join(c) or "(none)" for c in CASES])
+def test_lean_and_click_print_the_same(args: list[str], world: dict[str, str]) -> None:
+    args = [a.format(**world) for a in args]
+    lean_run = _run(LEAN, args, world)
+    click_run = _run(CLICK, args, world)
+    assert (lean_run.returncode, lean_run.stdout, lean_run.stderr) == (
+        click_run.returncode, click_run.stdout, click_run.stderr)
+    if lean_run.returncode:
+        assert lean_run.returncode == 1
+        assert lean_run.stderr.decode().count("\n") == 1, lean_run.stderr
+        assert lean_run.stderr.startswith(b"error: ")
+        assert lean_run.stdout == b""
+
+
+def test_the_cases_find_something(world: dict[str, str]) -> None:
+    found = _run(LEAN, ["--json", "pool"], world)
+    assert found.returncode == 0 and b'"id"' in found.stdout
+    assert b"Pool size under load" in _run(LEAN, ["pool"], world).stdout
+
+
+def test_a_search_imports_no_click_rich_mcp_or_git(world: dict[str, str]) -> None:
+    env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
+    code = ("import sys\nfrom ocm.cli import lean\nsys.argv = ['ocm', 'search', '--json', "
+            "'pool']\ntry:\n    lean.main()\nexcept SystemExit as done:\n    code = done.code\n"
+            "loaded = sorted(m for m in ('click', 'rich', 'mcp', 'git') if m in sys.modules)\n"
+            "sys.stderr.write(f'{code} {loaded}')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=world["repo"], env=env,
+                          capture_output=True, timeout=120, check=False)
+    assert done.stderr.decode() == "0 []"
+    assert b'"id"' in done.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["-h"], ["--help"], ["--bogus", "x"], ["--json=1", "x"], ["--limit"], [], ["--json"],
+    ["--limit", "abc", "x"], ["--limit", "+3", "x"], ["--limit", "٣", "x"],
+    ["--kind", "Memory", "x"], ["--scope", "", "x"], ["-x", "y"],
+])
+def test_what_goes_to_click(args: list[str]) -> None:
+    assert lean.parse_search(args) is None
+
+
+def test_what_the_lean_parser_reads() -> None:
+    parsed = lean.parse_search(["a", "--type", "gotcha", "--limit=3", "--json", "b", "--type",
+                                "decision", "--", "--chunks", "-"])
+    assert parsed == {"query": ("a", "b", "--chunks", "-"), "types": ("gotcha", "decision"),
+                      "limit": 3, "as_json": True}
+
+
+def test_the_lean_parser_knows_every_option_of_the_click_command() -> None:
+    command = cli.commands["search"]
+    flags = {p.opts[0]: p.name for p in command.params if getattr(p, "is_flag", False)}
+    valued = {p.opts[0]: p.name for p in command.params
+              if p.param_type_name == "option" and not getattr(p, "is_flag", False)}
+    assert flags == lean.FLAGS
+    assert valued == lean.VALUED
+    choices = {p.name: tuple(p.type.choices) for p in command.params
+               if hasattr(p.type, "choices")}
+    assert choices == {"kind": KINDS, "scope": SEARCH_SCOPES}
+
+
+def test_the_console_script_is_the_lean_entry_point() -> None:
+    text = Path(VENV_BIN / "ocm").read_text()
+    assert "from ocm.cli.lean import main" in text
+
+
+def test_a_lean_search_finds_a_note_edited_in_place(project: Project, run_ocm) -> None:
+    run_ocm("remember", "Kafka consumer lag alarms fire at 10k", "--type", "gotcha")
+    found = json.loads(run_ocm("search", "--json", "kafka").stdout)
+    path = Path(found[0]["markdown_path"])
+    # An editor rewrites the file in place: same size, the folder's mtime unchanged.
+    before = path.stat()
+    folder_mtime = path.parent.stat().st_mtime_ns
+    text = path.read_text().replace("Kafka", "Kafkb")
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert path.stat().st_size == before.st_size
+    assert path.parent.stat().st_mtime_ns == folder_mtime
+    assert json.loads(run_ocm("search", "--json", "kafkb").stdout)
+    assert json.loads(run_ocm("search", "--json", "kafka").stdout) == []

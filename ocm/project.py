@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ocm.indexer import likeness
 from ocm.indexer.hits import Filters
 from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
@@ -464,7 +465,8 @@ class Project:
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
                               key=key, supersede_reason=supersede_reason,
                               importance=importance, session=session, created=created,
-                              auto_supersede=auto_supersede, supersede_candidates=candidates)
+                              auto_supersede=auto_supersede, supersede_candidates=candidates,
+                              meaning=likeness.for_vault(vault))
 
     def _supersede_candidates(self, vault: Vault, memory_type: str, title: str | None,
                               content: str) -> list[Path] | None:
@@ -753,10 +755,11 @@ class Project:
 
         vault = self._vault_for_scope(scope)
         rows: list[dict[str, Any]] = []
-        for new, match in plan_vault(vault):
+        for new, match in plan_vault(vault, likeness.for_vault(vault)):
             row = {"old_id": match.old_id, "old_title": match.old_title, "new_id": new["id"],
                    "new_title": new["title"], "type": new["type"],
                    "similarity": round(match.score, 3), "shared_file": match.shared_file,
+                   "meaning": None if match.meaning is None else round(match.meaning, 3),
                    "reason": match.reason(new["id"]), "applied": False}
             if not dry_run:
                 try:

@@ -531,7 +531,9 @@ class Vault:
                  created: datetime | None = None, git_sha: str | None = None,
                  auto_supersede: bool = True,
                  supersede_candidates: list[Path] | None = None,
-                 meaning: Meaning | None = None) -> WriteResult:
+                 meaning: Meaning | None = None, near_copies: bool = True) -> WriteResult:
+        """Write a memory record; `meaning` (a cosine of two texts) lets auto-supersede and
+        the near-copy check (ocm/vault/nearcopies.py) use meaning as well as words."""
         memory_type = canonical_type(memory_type)
         content = _clean(validate_content(content))
         title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -579,6 +581,12 @@ class Vault:
                                    meaning=meaning)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
+            copy = None
+            if near_copies and match is None and previous is None:
+                from .nearcopies import copy_of
+
+                copy = copy_of(self, memory_type, title, content, memory_id, meaning,
+                               supersede_candidates)
             check_inside(self.root, path)
             rendered = new_memory_document(fields, content).render()
             check_size(path, rendered)
@@ -587,6 +595,8 @@ class Vault:
                 self._mark_superseded(Path(match.old_path), memory_id,
                                       match.reason(memory_id))
                 notice = f"superseded {match.old_id} (auto: {match.why})"
+            if copy is not None:
+                notice = f"nearly the same as active {copy.id} ({copy.title!r}); kept both"
             if previous is not None:
                 reason = _clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)

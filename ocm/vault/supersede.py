@@ -202,7 +202,7 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
     new_bag = _bag(str(new.get("title") or ""), content)
     floor = lowest_score(meaning is not None)
     for path in paths:
-        if not _worth_parsing(path, new_bag, floor):
+        if not worth_parsing(path, new_bag, floor):
             continue
         try:
             note = MemoryNote(read_document(path))
@@ -237,10 +237,12 @@ def lowest_score(with_meaning: bool) -> float:
     return min(lowest, 2 * THRESHOLD_WITH_MEANING - 1) if with_meaning else lowest
 
 
-def _worth_parsing(path: Path, new_bag: Counter[str], floor: float) -> bool:
-    """A cheap look at the raw file (no YAML): active, keyless, and similar enough that the
-    loosest rule (`floor`) could be reached. Keeps a remember in a big vault to one read per
-    record of its type and a full parse only for the few that look alike."""
+def worth_parsing(path: Path, new_bag: Counter[str], floor: float,
+                  keyless: bool = True) -> bool:
+    """A cheap look at the raw file (no YAML): active, keyless (unless `keyless` is False),
+    and similar enough that the loosest rule (`floor`) could be reached. Keeps a remember
+    in a big vault to one read per record of its type and a full parse only for the few
+    that look alike."""
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -254,7 +256,7 @@ def _worth_parsing(path: Path, new_bag: Counter[str], floor: float) -> bool:
     status = _FM_LINE["status"].search(head)
     if status and status.group(1).strip().strip("'\"") not in ("", "active"):
         return False
-    key = _FM_LINE["key"].search(head)
+    key = _FM_LINE["key"].search(head) if keyless else None
     if key and key.group(1).strip() not in ("", "null", "~", "''", '""'):
         return False
     title = _FM_LINE["title"].search(head)

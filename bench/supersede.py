@@ -3,6 +3,7 @@
     python bench/supersede.py             # measure the shipped thresholds
     python bench/supersede.py --tune      # grid-search thresholds on the `tune` split
     python bench/supersede.py --families  # the rules with meaning compared, tuned alike
+    python bench/supersede.py --cost      # one-shot `ocm remember` with and without meaning
     OCM_SEMANTIC=0 python bench/supersede.py   # words only (the fallback)
 
 Each line of `bench/data/coding/supersede_pairs.jsonl` is an older and a newer memory of the
@@ -157,15 +158,64 @@ def through_the_product(pairs: list[dict]) -> list[bool]:
     return out
 
 
+def cost(runs: int = 7) -> dict[str, float]:
+    """Median wall time of a fresh `ocm remember` process writing p026's newer record next
+    to its older one (meaning is asked: words 0.77 with a shared file), with meaning and
+    with OCM_SEMANTIC=0, each in a fresh vault; "warm": after an `ocm search`, which leaves
+    the tokenizer's table in the index folder, as any used vault has it."""
+    import os
+    import shutil
+    import statistics
+    import subprocess
+    import time
+
+    ocm = shutil.which("ocm", path=str(Path(sys.executable).parent)) or "ocm"
+    row = next(p for p in load() if p["id"] == "p026")
+
+    def args(record: dict) -> list[str]:
+        files = [part for f in record["files"] for part in ("--file", f)]
+        return [ocm, "remember", "--type", row["type"], "--title", record["title"], *files,
+                record["content"]]
+
+    out: dict[str, float] = {}
+    for label, semantic, warm in (("with_meaning_ms", "1", False),
+                                  ("with_meaning_warm_ms", "1", True),
+                                  ("words_only_ms", "0", False)):
+        times = []
+        for run in range(runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                env = {**os.environ, "OCM_HOME": f"{tmp}/home", "OCM_SEMANTIC": semantic}
+                subprocess.run(["git", "init", "-q", tmp], check=True)
+                subprocess.run([ocm, "init"], cwd=tmp, env=env, check=True,
+                               capture_output=True)
+                subprocess.run(args(row["old"]), cwd=tmp, env=env, check=True,
+                               capture_output=True)
+                if warm:
+                    subprocess.run([ocm, "search", "logs"], cwd=tmp, env=env, check=True,
+                                   capture_output=True)
+                t0 = time.perf_counter()
+                done = subprocess.run(args(row["new"]), cwd=tmp, env=env, check=True,
+                                      capture_output=True, text=True)
+                times.append(time.perf_counter() - t0)
+                if run == 0:
+                    out[label.replace("_ms", "_notice")] = done.stdout.split("\n")[0]
+        out[label] = round(statistics.median(times) * 1000, 1)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--families", action="store_true")
+    parser.add_argument("--cost", action="store_true")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args()
     pairs = load()
     if args.families:
         print(json.dumps(families(pairs), indent=2))
+        return
+    if args.cost:
+        print(json.dumps(cost(), indent=2))
         return
     chosen = (supersede.THRESHOLD_SHARED_FILE, supersede.THRESHOLD_NO_SHARED_FILE)
     with_meaning = supersede.THRESHOLD_WITH_MEANING

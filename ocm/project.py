@@ -452,8 +452,9 @@ class Project:
         """Store a memory. Unless `auto_supersede=False` or the record is backdated
         (`created` given), an older active record of the same type and scope saying nearly
         the same thing is marked superseded (seed 000; see `ocm.vault.supersede`); the
-        result's `notice` says so. Otherwise, unless `check_copies=False`, the notice names
-        an active record of the type that this one nearly copies (`ocm.vault.nearcopies`)."""
+        result's `notice` says so. Otherwise, unless `check_copies=False` or the record is
+        backdated, the notice names an active record of the type that this one nearly copies
+        (`ocm.vault.nearcopies`)."""
         vault = self._vault_for_scope(scope)
         self.fold_journal()  # the session's read/edit counts decide the importance cap
         if session:
@@ -461,9 +462,10 @@ class Project:
         if created is not None:
             # A backdated record fills in history (imports, backfills) in no particular
             # order: which of two records arrived last says nothing about which is true.
-            auto_supersede = False
+            # Bulk writers check near-copies themselves (import_notes).
+            auto_supersede = check_copies = False
         candidates = self._supersede_candidates(vault, memory_type, title, content) if (
-            auto_supersede and not key) else None
+            (auto_supersede and not key) or check_copies) else None
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
                               key=key, supersede_reason=supersede_reason,
                               importance=importance, session=session, created=created,

@@ -210,8 +210,8 @@ def test_import_skips_a_near_copy_of_a_record_imported_before_it(project: Projec
     assert report["items"][1]["same_as"] == report["created"][0]
 
 
-def test_near_copies_without_meaning_are_found_by_words(project: Project, no_model: None,
-                                                        tmp_path: Path) -> None:
+def test_near_copies_without_meaning_are_found_by_words(project: Project,
+                                                        no_model: None) -> None:
     first = project.remember("The search index lives in .openCodeMemory/.index", "context")
     again = project.remember("the search index lives in .openCodeMemory/.index.", "context",
                              auto_supersede=False)  # else it retires the first, by words

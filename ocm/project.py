@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ocm.indexer import likeness
 from ocm.indexer.hits import Filters
 from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
@@ -28,6 +29,7 @@ from ocm.vault.memories import (
     MEMORY_STATUSES,
     RECALL_ORDER,
     canonical_type,
+    default_title,
     validate_memory_status,
     validate_scope,
 )
@@ -446,11 +448,13 @@ class Project:
                  key: str | None = None, supersede_reason: str | None = None,
                  scope: str = "project", importance: int | None = None,
                  session: str | None = None, created: datetime | None = None,
-                 auto_supersede: bool = True) -> WriteResult:
+                 auto_supersede: bool = True, check_copies: bool = True) -> WriteResult:
         """Store a memory. Unless `auto_supersede=False` or the record is backdated
         (`created` given), an older active record of the same type and scope saying nearly
         the same thing is marked superseded (seed 000; see `ocm.vault.supersede`); the
-        result's `notice` says so."""
+        result's `notice` says so. Otherwise, unless `check_copies=False` or the record is
+        backdated, the notice names an active record of the type that this one nearly copies
+        (`ocm.vault.nearcopies`)."""
         vault = self._vault_for_scope(scope)
         self.fold_journal()  # the session's read/edit counts decide the importance cap
         if session:
@@ -458,13 +462,15 @@ class Project:
         if created is not None:
             # A backdated record fills in history (imports, backfills) in no particular
             # order: which of two records arrived last says nothing about which is true.
-            auto_supersede = False
+            # Bulk writers check near-copies themselves (import_notes).
+            auto_supersede = check_copies = False
         candidates = self._supersede_candidates(vault, memory_type, title, content) if (
-            auto_supersede and not key) else None
+            (auto_supersede and not key) or check_copies) else None
         return vault.remember(content, memory_type, title=title, files=files, tags=tags,
                               key=key, supersede_reason=supersede_reason,
                               importance=importance, session=session, created=created,
-                              auto_supersede=auto_supersede, supersede_candidates=candidates)
+                              auto_supersede=auto_supersede, supersede_candidates=candidates,
+                              meaning=likeness.for_vault(vault), near_copies=check_copies)
 
     def _supersede_candidates(self, vault: Vault, memory_type: str, title: str | None,
                               content: str) -> list[Path] | None:
@@ -670,11 +676,14 @@ class Project:
                            vault.project_root)
 
     def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,
-                     scope: str = "project") -> dict[str, Any]:
+                     scope: str = "project", keep_duplicates: bool = False) -> dict[str, Any]:
         """Import another tool's memories as typed records (or restore an `ocm export`).
         Everything is parsed first: a bad input refuses the whole import, writing nothing.
-        Records whose type and text already exist in the vault are skipped (re-import)."""
+        Records whose type and text already exist in the vault are skipped (re-import), and
+        so are near-copies of an active record of their type, or of one imported before
+        them (`ocm.vault.nearcopies`), unless `keep_duplicates`."""
         from ocm import importers
+        from ocm.vault import nearcopies
 
         if fmt not in importers.FORMATS:
             raise InvalidInput(f"unknown import format {fmt!r}: expected one of "
@@ -688,28 +697,42 @@ class Project:
             return self._restore(importers.plan_ocm_backup(src), vault, dry_run)
         plan = importers.PLANNERS[fmt](src)
         known = _existing_texts(vault)
+        copies = nearcopies.in_vault(vault, likeness.for_vault(vault)) if (
+            plan and not keep_duplicates) else None
         out: dict[str, Any] = {"format": fmt, "source": str(src.resolve()), "dry_run": dry_run,
                                "planned": len(plan), "created": [], "skipped": 0,
-                               "by_type": {}, "items": []}
+                               "near_copies": 0, "by_type": {}, "items": []}
         from ocm.vault.redact import redact
 
         for item in plan:
             # Compared as stored: a record that held a secret was stored redacted.
-            ident = (canonical_type(item.type), " ".join(redact(item.content).split()))
+            text = redact(item.content)
+            ident = (canonical_type(item.type), " ".join(text.split()))
+            title = redact(item.title or default_title(item.content))
             row = item.to_json()
+            copy = None if copies is None or ident in known else copies.copy_of(
+                ident[0], title, text)
             if ident in known:
                 out["skipped"] += 1
                 row["action"] = "skip (already in the vault)"
+            elif copy is not None:
+                out["near_copies"] += 1
+                row["action"] = f"skip (nearly the same as {copy.id})"
+                row["same_as"] = copy.id
             else:
                 known.add(ident)
                 out["by_type"][ident[0]] = out["by_type"].get(ident[0], 0) + 1
                 row["action"] = "create"
+                record_id = f"(import #{len(out['items']) + 1})"
                 if not dry_run:
                     tags = list(dict.fromkeys([*item.tags, "imported", f"from-{fmt}"]))
                     result = self.remember(item.content, item.type, title=item.title,
-                                           tags=tags, scope=scope, auto_supersede=False)
+                                           tags=tags, scope=scope, auto_supersede=False,
+                                           check_copies=False)
                     out["created"].append(result.id)
-                    row["id"] = result.id
+                    row["id"] = record_id = result.id
+                if copies is not None:
+                    copies.add(ident[0], record_id, title, text)
             out["items"].append(row)
         return out
 
@@ -771,10 +794,11 @@ class Project:
 
         vault = self._vault_for_scope(scope)
         rows: list[dict[str, Any]] = []
-        for new, match in plan_vault(vault):
+        for new, match in plan_vault(vault, likeness.for_vault(vault)):
             row = {"old_id": match.old_id, "old_title": match.old_title, "new_id": new["id"],
                    "new_title": new["title"], "type": new["type"],
                    "similarity": round(match.score, 3), "shared_file": match.shared_file,
+                   "meaning": None if match.meaning is None else round(match.meaning, 3),
                    "reason": match.reason(new["id"]), "applied": False}
             if not dry_run:
                 try:

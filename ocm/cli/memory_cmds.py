@@ -123,10 +123,14 @@ def export(vault: Path | None, note_id: str | None, fmt: str | None, output: Pat
 @click.option("--dry-run", is_flag=True, help="Print the plan and the counts; write nothing.")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project",
               show_default=True)
+@click.option("--keep-duplicates", is_flag=True,
+              help="Import records that nearly copy an active record of their type too "
+                   "(exact copies are always skipped).")
 def import_(vault: Path | None, as_json: bool, source: Path, fmt: str, dry_run: bool,
-            scope: str) -> None:
+            scope: str, keep_duplicates: bool) -> None:
     """Import memories from another tool (typed records, redacted) or restore a backup."""
-    report = _project(vault).import_notes(source, fmt=fmt, dry_run=dry_run, scope=scope)
+    report = _project(vault).import_notes(source, fmt=fmt, dry_run=dry_run, scope=scope,
+                                          keep_duplicates=keep_duplicates)
     if as_json:
         render.emit_json(report)
         return
@@ -135,7 +139,10 @@ def import_(vault: Path | None, as_json: bool, source: Path, fmt: str, dry_run: 
         click.echo(f"{item['action']:<8} {what}"[:160])
     verb = "Would write" if dry_run else "Wrote"
     counts = ", ".join(f"{n} {t}" for t, n in sorted(report["by_type"].items())) or "nothing"
-    click.echo(f"{verb} {counts} from {report['format']} ({report['skipped']} already there).")
+    near = report.get("near_copies")  # an `ocm export` restore has none
+    skipped = f"{report['skipped']} already there" + (
+        f", {near} near-copies skipped" if near else "")
+    click.echo(f"{verb} {counts} from {report['format']} ({skipped}).")
 
 
 @click.command("supersede")
@@ -157,8 +164,9 @@ def supersede_(vault: Path | None, as_json: bool, dry_run: bool, scope: str) -> 
     verb = "would be superseded" if dry_run else "superseded"
     for row in rows:
         status = row.get("error") or verb
+        meant = "" if row["meaning"] is None else f", meaning {row['meaning']:.2f}"
         click.echo(f"{row['type']}: {row['old_id']} {status} by {row['new_id']} "
-                   f"(similarity {row['similarity']:.2f}"
+                   f"(similarity {row['similarity']:.2f}{meant}"
                    f"{', same file' if row['shared_file'] else ''})")
         click.echo(f"    old: {row['old_title']}\n    new: {row['new_title']}")
 

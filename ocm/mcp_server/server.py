@@ -436,6 +436,8 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         With a key that already has an active memory, pass supersede_reason: the old
         record is marked superseded and linked to the new one. Without a key, an older
         active record of the same type that this one restates is superseded automatically.
+        A record that nearly copies an active one of its type is stored too, and the notice
+        names the older one.
         """
         return await backend.run(ctx, lambda project: _write(project.remember(
             content, type, title=title, files=files, tags=tags, key=key,

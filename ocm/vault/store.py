@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import autosummary, gitinfo, gitsnapshot
 from .atomic import atomic_write_text, file_signature, locked
@@ -52,6 +52,9 @@ from .sessions import (
 from .settle import settled_text
 from .team import is_team
 from .transcripts import TRANSCRIPTS_DIR
+
+if TYPE_CHECKING:
+    from .supersede import Meaning
 
 T = TypeVar("T")
 _WRITE_ATTEMPTS = 5
@@ -527,7 +530,10 @@ class Vault:
                  importance: int | None = None, session: str | None = None,
                  created: datetime | None = None, git_sha: str | None = None,
                  auto_supersede: bool = True,
-                 supersede_candidates: list[Path] | None = None) -> WriteResult:
+                 supersede_candidates: list[Path] | None = None,
+                 meaning: Meaning | None = None, near_copies: bool = True) -> WriteResult:
+        """Write a memory record; `meaning` (a cosine of two texts) lets auto-supersede and
+        the near-copy check (ocm/vault/nearcopies.py) use meaning as well as words."""
         memory_type = canonical_type(memory_type)
         content = _clean(validate_content(content))
         title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -571,9 +577,16 @@ class Vault:
             if auto_supersede and previous is None:  # seed 000: similar older record
                 from .supersede import best_match
 
-                match = best_match(self, fields, content, candidates=supersede_candidates)
+                match = best_match(self, fields, content, candidates=supersede_candidates,
+                                   meaning=meaning)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
+            copy = None
+            if near_copies and match is None and previous is None:
+                from .nearcopies import copy_of
+
+                copy = copy_of(self, memory_type, title, content, memory_id, meaning,
+                               supersede_candidates)
             check_inside(self.root, path)
             rendered = new_memory_document(fields, content).render()
             check_size(path, rendered)
@@ -582,6 +595,8 @@ class Vault:
                 self._mark_superseded(Path(match.old_path), memory_id,
                                       match.reason(memory_id))
                 notice = f"superseded {match.old_id} (auto: {match.why})"
+            if copy is not None:
+                notice = f"nearly the same as active {copy.id} ({copy.title!r}); kept both"
             if previous is not None:
                 reason = _clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)

@@ -1,4 +1,4 @@
-"""Auto-supersede without embeddings (seed 000): when a memory is stored, an older active
+"""Auto-supersede (seed 000): when a memory is stored, an older active
 record of the same type and scope that says nearly the same thing is marked superseded.
 
 Similarity is lexical: cosine over light-stemmed content tokens of title + text (code
@@ -6,8 +6,16 @@ identifiers and paths split into parts, stopwords dropped), plus a bonus when bo
 name the same file. Thresholds are stricter when no file is shared and were tuned on the
 labelled pairs in `bench/data/coding/supersede_pairs.jsonl` (`python bench/supersede.py`)
 for precision first: a wrong supersede hides a true fact; a missed one only leaves a
-duplicate. Never across scopes, never within one session, never for `session_summary`
-records or records with a `key` (keys have their own explicit supersede).
+duplicate.
+
+Meaning, when the caller passes it (`meaning(old_text, new_text)`: the cosine of the two
+records' embeddings, the search vectors' model; see ocm/indexer/likeness.py), adds one
+more way to agree for records that share a file: the mean of the lexical score and the
+meaning reaching THRESHOLD_WITH_MEANING catches rewrites that keep the subject but change
+the words. This module never embeds anything itself.
+
+Never across scopes, never within one session, never for `session_summary` records or
+records with a `key` (keys have their own explicit supersede).
 """
 
 from __future__ import annotations
@@ -15,13 +23,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 # Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
 THRESHOLD_SHARED_FILE = 0.77
 THRESHOLD_NO_SHARED_FILE = 0.85
+# Records sharing a file: (lexical + meaning) / 2 at least this (bench/supersede.py --tune).
+THRESHOLD_WITH_MEANING = 0.72
 EXCLUDED_TYPES = frozenset({"session_summary"})
 MAX_CANDIDATES = 5
 
@@ -79,15 +89,29 @@ def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
     return cosine(bag_a, bag_b)
 
 
+# The cosine of two texts' embeddings (old record, new record), None when it cannot be had.
+Meaning = Callable[[str, str], float | None]
+
+
+def record_text(title: str, text: str) -> str:
+    """What meaning compares: the title, then the text."""
+    return f"{title}\n{text}"
+
+
 @dataclass
 class Decision:
     score: float
     shared_file: bool
     threshold: float
+    meaning: float | None = None
+    with_meaning: float = THRESHOLD_WITH_MEANING
 
     @property
     def supersede(self) -> bool:
-        return self.score >= self.threshold
+        if self.score >= self.threshold:
+            return True
+        return (self.meaning is not None and self.shared_file
+                and (self.score + self.meaning) / 2 >= self.with_meaning)
 
 
 # Auto-supersede is for fact-sized records. Between long texts (transcripts, patches, pasted
@@ -97,14 +121,21 @@ MAX_FACT_CHARS = 1500
 
 def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: str,
           new_text: str, new_files: Iterable[str],
-          thresholds: tuple[float, float] | None = None) -> Decision:
+          thresholds: tuple[float, float] | None = None, meaning: Meaning | None = None,
+          with_meaning: float = THRESHOLD_WITH_MEANING) -> Decision:
+    """Words decide alone; meaning is asked only for records that share a file, whose words
+    fall short but could still reach `with_meaning` together with it."""
     shared_threshold, strict_threshold = thresholds or (THRESHOLD_SHARED_FILE,
                                                         THRESHOLD_NO_SHARED_FILE)
     shared = shared_files(old_files, new_files)
+    threshold = shared_threshold if shared else strict_threshold
     if max(len(old_text), len(new_text)) > MAX_FACT_CHARS:
-        return Decision(0.0, shared, shared_threshold if shared else strict_threshold)
+        return Decision(0.0, shared, threshold)
     score = similarity(old_title, old_text, new_title, new_text)
-    return Decision(score, shared, shared_threshold if shared else strict_threshold)
+    cosine_ = None
+    if meaning is not None and shared and 2 * with_meaning - 1 <= score < threshold:
+        cosine_ = meaning(record_text(old_title, old_text), record_text(new_title, new_text))
+    return Decision(score, shared, threshold, cosine_, with_meaning)
 
 
 def eligible(new: dict, old: dict) -> bool:
@@ -131,11 +162,13 @@ class Match:
     old_title: str
     score: float
     shared_file: bool
+    meaning: float | None = None
 
     @property
     def why(self) -> str:
         shared = "same file" if self.shared_file else "no shared file"
-        return f"similarity {self.score:.2f}, {shared}"
+        meant = f", meaning {self.meaning:.2f}" if self.meaning is not None else ""
+        return f"similarity {self.score:.2f}{meant}, {shared}"
 
     def reason(self, new_id: str) -> str:
         return f"auto-superseded by {new_id} ({self.why})"
@@ -145,11 +178,11 @@ MAX_SCAN = 5000
 
 
 def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
-               folder_only: bool = True, candidates: list[Path] | None = None
-               ) -> Match | None:
+               folder_only: bool = True, candidates: list[Path] | None = None,
+               meaning: Meaning | None = None) -> Match | None:
     """The active record of `new`'s type that `new` should supersede, if any. Compared with
     `candidates` when the caller found them (the index's best matches), else with the type's
-    folder (at most MAX_SCAN most recently changed files)."""
+    folder (at most MAX_SCAN most recently changed files). `meaning` as in `judge`."""
     from .errors import OcmError
     from .memories import MemoryNote
     from .store import read_document
@@ -167,8 +200,9 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
         paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
     best: Match | None = None
     new_bag = _bag(str(new.get("title") or ""), content)
+    floor = lowest_score(meaning is not None)
     for path in paths:
-        if not _worth_parsing(path, new_bag):
+        if not worth_parsing(path, new_bag, floor):
             continue
         try:
             note = MemoryNote(read_document(path))
@@ -180,9 +214,11 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
         if (exclude and note.id in exclude) or not eligible(new, old):
             continue
         decision = judge(note.title, note.content, note.str_list("files"),
-                         str(new.get("title") or ""), content, new.get("files") or [])
+                         str(new.get("title") or ""), content, new.get("files") or [],
+                         meaning=meaning)
         if decision.supersede and (best is None or decision.score > best.score):
-            best = Match(note.id, path, note.title, decision.score, decision.shared_file)
+            best = Match(note.id, path, note.title, decision.score, decision.shared_file,
+                         decision.meaning)
     return best
 
 
@@ -195,10 +231,18 @@ def _bag(title: str, text: str) -> Counter[str]:
     return Counter(tokens(f"{title}\n{title}\n{text}"))
 
 
-def _worth_parsing(path: Path, new_bag: Counter[str]) -> bool:
-    """A cheap look at the raw file (no YAML): active, keyless, and similar enough that the
-    looser threshold could be reached. Keeps a remember in a big vault to one read per
-    record of its type and a full parse only for the few that look alike."""
+def lowest_score(with_meaning: bool) -> float:
+    """The lexical score below which no rule can supersede (meaning is at most 1)."""
+    lowest = THRESHOLD_SHARED_FILE
+    return min(lowest, 2 * THRESHOLD_WITH_MEANING - 1) if with_meaning else lowest
+
+
+def worth_parsing(path: Path, new_bag: Counter[str], floor: float,
+                  keyless: bool = True) -> bool:
+    """A cheap look at the raw file (no YAML): active, keyless (unless `keyless` is False),
+    and similar enough that the loosest rule (`floor`) could be reached. Keeps a remember
+    in a big vault to one read per record of its type and a full parse only for the few
+    that look alike."""
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -212,15 +256,15 @@ def _worth_parsing(path: Path, new_bag: Counter[str]) -> bool:
     status = _FM_LINE["status"].search(head)
     if status and status.group(1).strip().strip("'\"") not in ("", "active"):
         return False
-    key = _FM_LINE["key"].search(head)
+    key = _FM_LINE["key"].search(head) if keyless else None
     if key and key.group(1).strip() not in ("", "null", "~", "''", '""'):
         return False
     title = _FM_LINE["title"].search(head)
     score = cosine(new_bag, _bag(title.group(1) if title else "", body))
-    return score >= THRESHOLD_SHARED_FILE - PREFILTER_MARGIN
+    return score >= floor - PREFILTER_MARGIN
 
 
-def plan_vault(vault) -> list[tuple[dict, Match]]:
+def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]]:
     """What auto-supersede would do to the records already in a vault: each active record
     checked against the older active records of its type, oldest first (`ocm supersede`)."""
     from .memories import MemoryNote
@@ -251,10 +295,10 @@ def plan_vault(vault) -> list[tuple[dict, Match]]:
                 if not eligible(info, old_info):
                     continue
                 decision = judge(old.title, old.content, old.str_list("files"), new.title,
-                                 new.content, info["files"])
+                                 new.content, info["files"], meaning=meaning)
                 if decision.supersede and (best is None or decision.score > best.score):
                     best = Match(old.id, old_path, old.title, decision.score,
-                                 decision.shared_file)
+                                 decision.shared_file, decision.meaning)
             if best is not None:
                 retired.add(best.old_id)
                 out.append((info, best))

@@ -36,6 +36,7 @@ def titles(project: Project, query: str) -> list[str]:
 def vectors(project: Project) -> dict[str, list[int]]:
     from ocm.indexer.vectors import VectorStore
 
+    project.index_for(project.vault).close()  # writes what this process changed
     store = VectorStore(project.vault.index_dir)
     store._load()
     return dict(zip(store.paths, store.sigs, strict=True))

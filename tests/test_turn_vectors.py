@@ -49,6 +49,7 @@ def write(project: Project, session: str, topics: list[str]) -> Path:
 
 
 def store_of(project: Project) -> VectorStore:
+    project.index_for(project.vault).close()  # writes what this process changed
     store = VectorStore(project.vault.index_dir)
     store._load()
     return store

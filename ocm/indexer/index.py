@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from .vectors import EmbedText
 
 INDEX_LOCK = "index"
+# A commit of at most this many notes keeps their fields for embedding them.
+EMBED_READY_MAX = 1000
 WRITER_TIMEOUT_S = 30.0
 # Above this many changed notes a rebuild from scratch beats incremental updates.
 REBUILD_FRACTION = 0.5
@@ -100,6 +102,9 @@ class NoteIndex:
         self._since_sync: set[str] | None = None
         self._synced_with: dict | None = None  # the manifest as that sync left it
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
+        # The fields of the notes the last commit indexed, for their embeddings (a small
+        # commit's only: not parsing each note twice, without holding a rebuild's notes).
+        self._embed_ready: dict[str, dict] = {}
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -204,6 +209,8 @@ class NoteIndex:
         self._stop_watch()
         self._last_scan = None
         self._close_index()
+        if self._vectors is not None:
+            self._vectors.flush()
 
     def _close_index(self) -> None:
         if self._searcher is not None:
@@ -305,8 +312,11 @@ class NoteIndex:
                 known.pop(rel, None)
                 broken.pop(rel, None)
                 report.deleted += 1
+            self._embed_ready = {}
             for done, rel in enumerate(changed, 1):
                 fields, problem = self._fields(rel)
+                if fields is not None and len(changed) <= EMBED_READY_MAX:
+                    self._embed_ready[rel] = fields
                 sig = list(scan[rel])
                 if fields is None:
                     if rel in known:
@@ -462,7 +472,9 @@ class NoteIndex:
     def _embed_text(self, rel: str) -> EmbedText | None:
         """A note's text to embed, and for a transcript each turn's (its stored chunks):
         a question is about one turn of a conversation, not about all of it."""
-        fields, _ = self._fields(rel)
+        fields = self._embed_ready.pop(rel, None)
+        if fields is None:
+            fields, _ = self._fields(rel)
         if fields is None:
             return None
         text = "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))

@@ -15,8 +15,12 @@ step, so a reader never pairs rows with another write's keys.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
+import time
+import weakref
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +30,14 @@ from .embed import DIM, MODEL, Embedder
 
 VECTORS = "vectors.npz"
 BATCH = 256
+# The file is derived data for the next process: a process that keeps updating the vectors
+# (the MCP server after each write) rewrites it once this many rows changed or this many
+# seconds passed, and when it closes the index or exits, not after every commit (writing
+# every row took most of an incremental update at 50k notes). A process that dies first
+# leaves the file a few notes behind; the next one embeds those notes again.
+SAVE_ROWS = 64
+SAVE_SECONDS = 30.0
+_OPEN: weakref.WeakSet[VectorStore] = weakref.WeakSet()
 # What the keys must say for the rows to be used; a file of another layout is rebuilt.
 LAYOUT = 2
 
@@ -50,6 +62,11 @@ class VectorStore:
         self._part_start: list[int] = []
         self._loaded_key: tuple | None = None
         self._synced: object = None
+        self._pending = 0  # rows changed since the file was written
+        self._room: dict[str, Any] = {}  # spare rows behind `matrix` and `part_matrix`
+        self._saved_at = time.monotonic()
+        self._pid = os.getpid()
+        _OPEN.add(self)
 
     def _file_key(self) -> tuple | None:
         try:
@@ -98,40 +115,110 @@ class VectorStore:
     def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
              embedder: Embedder) -> None:
         """Bring the vectors in line with `notes` (relpath -> signature, the index's
-        manifest): embed what is new or changed, drop what is gone."""
+        manifest): embed what is new or changed, drop what is gone. A few changed or new
+        notes are written into their rows in place (appended ones into spare room), so a
+        small commit costs one pass over the signatures, not a copy of every row."""
         if self._synced is notes and self._file_key() == self._loaded_key:
             return
+        self._load()
+        row, sigs = self._row, self.sigs
+        todo = [rel for rel, sig in notes.items()
+                if (at := row.get(rel)) is None or sigs[at] != sig]
+        added = sum(1 for rel in todo if rel not in row)
+        gone = len(self.paths) - (len(notes) - added)  # stored notes no longer listed
+        if todo or gone:
+            found = [(rel, got) for rel in todo if (got := text_of(rel)) is not None]
+            in_place = not gone and len(found) == len(todo) and all(
+                rel not in row or self.parts[row[rel]] == len(got[1]) for rel, got in found)
+            if in_place:
+                self._update(notes, found, embedder)
+            else:
+                self._rebuild(notes, found, embedder)
+            self._pending += len(todo) + gone
+            if (self._loaded_key is None or self._pending >= SAVE_ROWS
+                    or time.monotonic() - self._saved_at >= SAVE_SECONDS):
+                self._save()
+        self._synced = notes
+
+    def _vectors_of(self, found: list[tuple[str, EmbedText]],
+                    embedder: Embedder) -> tuple[Any, Any]:
         import numpy as np
 
-        self._load()
-        keep = [i for i, p in enumerate(self.paths) if notes.get(p) == self.sigs[i]]
-        have = {self.paths[i] for i in keep}
-        todo = [rel for rel in notes if rel not in have]
-        if todo or len(keep) != len(self.paths):
-            texts: list[str] = []
-            part_texts: list[str] = []
-            added: list[str] = []
-            added_parts: list[int] = []
-            for rel in todo:
-                found = text_of(rel)
-                if found is not None:
-                    added.append(rel)
-                    texts.append(found[0])
-                    part_texts.extend(found[1])
-                    added_parts.append(len(found[1]))
-            kept_parts = [row for i in keep for row in
-                          range(self._part_start[i], self._part_start[i] + self.parts[i])]
-            self.matrix = np.concatenate(
-                [self.matrix[keep], *self._embed(embedder, texts)]).astype(np.float32)
-            self.part_matrix = np.concatenate(
-                [self.part_matrix[kept_parts], *self._embed(embedder, part_texts)]
-            ).astype(np.float32)
-            self.sigs = [self.sigs[i] for i in keep] + [list(notes[r]) for r in added]
-            self.parts = [self.parts[i] for i in keep] + added_parts
-            self.paths = [self.paths[i] for i in keep] + added
-            self._index_rows()
+        def embedded(texts: list[str]) -> Any:
+            return np.concatenate([np.zeros((0, DIM), dtype=np.float32),
+                                   *self._embed(embedder, texts)]).astype(np.float32)
+
+        return (embedded([got[0] for _, got in found]),
+                embedded([text for _, got in found for text in got[1]]))
+
+    def _update(self, notes: dict[str, list[int]], found: list[tuple[str, EmbedText]],
+                embedder: Embedder) -> None:
+        """Changed notes (their section count unchanged) rewritten in their rows, new ones
+        appended."""
+        rows, part_rows = self._vectors_of(found, embedder)
+        new_rows: list[int] = []
+        new_parts: list[tuple[int, int]] = []
+        at = 0
+        for number, (rel, got) in enumerate(found):
+            count = len(got[1])
+            row = self._row.get(rel)
+            if row is None:
+                new_rows.append(number)
+                new_parts.append((at, at + count))
+                self._row[rel] = len(self.paths)
+                self._part_start.append(len(self.part_matrix) + sum(
+                    end - begin for begin, end in new_parts[:-1]))
+                self.paths.append(rel)
+                self.sigs.append(list(notes[rel]))
+                self.parts.append(count)
+            else:
+                self.matrix[row] = rows[number]
+                start = self._part_start[row]
+                self.part_matrix[start:start + count] = part_rows[at:at + count]
+                self.sigs[row] = list(notes[rel])
+            at += count
+        if new_rows:
+            self.matrix = self._appended("matrix", rows[new_rows])
+            self.part_matrix = self._appended("part_matrix", part_rows[
+                [i for begin, end in new_parts for i in range(begin, end)]])
+
+    def _appended(self, name: str, rows: Any) -> Any:
+        """`rows` after the matrix `name`, in spare room kept behind it (doubled when full)."""
+        import numpy as np
+
+        current = getattr(self, name)
+        size, more = len(current), len(rows)
+        room = self._room.get(name)
+        if room is None or current.base is not room or len(room) < size + more:
+            room = np.empty((max(2 * (size + more), 1024), DIM), dtype=np.float32)
+            room[:size] = current
+            self._room[name] = room
+        room[size:size + more] = rows
+        return room[:size + more]
+
+    def _rebuild(self, notes: dict[str, list[int]], found: list[tuple[str, EmbedText]],
+                 embedder: Embedder) -> None:
+        """Every kept row copied after dropping the gone and changed ones, then the new."""
+        import numpy as np
+
+        done = {rel for rel, _ in found}
+        keep = [i for i, p in enumerate(self.paths)
+                if p not in done and notes.get(p) == self.sigs[i]]
+        rows, part_rows = self._vectors_of(found, embedder)
+        kept_parts = [row for i in keep for row in
+                      range(self._part_start[i], self._part_start[i] + self.parts[i])]
+        self.matrix = np.concatenate([self.matrix[keep], rows])
+        self.part_matrix = np.concatenate([self.part_matrix[kept_parts], part_rows])
+        self.sigs = [self.sigs[i] for i in keep] + [list(notes[rel]) for rel, _ in found]
+        self.parts = [self.parts[i] for i in keep] + [len(got[1]) for _, got in found]
+        self.paths = [self.paths[i] for i in keep] + [rel for rel, _ in found]
+        self._index_rows()
+
+    def flush(self) -> None:
+        """Write the rows changed since the file was last written, if any (and only from
+        the process that loaded them: a forked child leaves the file to its parent)."""
+        if self._pending and os.getpid() == self._pid:
             self._save()
-        self._synced = notes
 
     def _embed(self, embedder: Embedder, texts: list[str]) -> list[Any]:
         return [embedder.embed(texts[i:i + BATCH], self.folder)
@@ -149,6 +236,8 @@ class VectorStore:
                      part_rows=self.part_matrix.astype(np.float16), keys=np.array(keys))
         os.replace(temp, self.folder / VECTORS)
         self._loaded_key = self._file_key()
+        self._pending = 0
+        self._saved_at = time.monotonic()
 
     def cosines(self, query: Any) -> Any:
         """Cosine similarity of each row (`paths` order) with a unit-length query vector,
@@ -180,3 +269,10 @@ class VectorStore:
             return None
         start = self._part_start[row]
         return (self.part_matrix[start:start + self.parts[row]] @ query).tolist()
+
+
+@atexit.register
+def _flush_all() -> None:
+    for store in list(_OPEN):
+        with contextlib.suppress(Exception):  # derived data; the next process embeds again
+            store.flush()

@@ -1,0 +1,121 @@
+"""The vectors file is written behind: a process that keeps updating the vectors (the MCP
+server) does not rewrite every row after each commit, only once SAVE_ROWS rows changed,
+SAVE_SECONDS passed, the index is closed or the process exits. Whatever is not yet written
+is embedded again by the next process: answers never depend on it. Real model, real
+Whoosh index, real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ocm.indexer import embed, vectors
+from ocm.indexer.vectors import VECTORS, VectorStore
+from ocm.project import Project
+
+NOW = datetime(2026, 11, 20, 18, 0)
+
+
+@pytest.fixture(autouse=True)
+def semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")
+
+
+@pytest.fixture
+def pets(project: Project) -> Project:
+    for days, text in enumerate(("Our cat sleeps on the radiator all winter",
+                                 "The deploy pipeline runs on GitHub Actions",
+                                 "Postgres connection pool size is 20",
+                                 "The staging database is reset every Sunday night")):
+        project.remember(text, "context", created=NOW - timedelta(days=days + 1))
+    return project
+
+
+def on_disk(project: Project) -> dict[str, list[int]]:
+    store = VectorStore(project.vault.index_dir)
+    store._load()
+    return dict(zip(store.paths, store.sigs, strict=True))
+
+
+def first_title(project: Project, query: str) -> str:
+    return project.search(query, now=NOW)[0].title
+
+
+def test_a_commit_updates_the_vectors_in_memory_and_the_file_later(pets: Project) -> None:
+    first_title(pets, "radiator")  # the first embedding of the vault is written at once
+    written = on_disk(pets)
+    assert len(written) == 4
+    file = pets.vault.index_dir / VECTORS
+    stamp = file.stat().st_mtime_ns
+    cat = next(rel for rel in written if "cat" in rel)
+    note = pets.vault.root / cat
+    note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
+    # This process answers from the new vector at once ...
+    assert first_title(pets, "the puppy").startswith("Our dog naps")
+    # ... while the file still holds the old row: one changed row is not worth rewriting.
+    assert file.stat().st_mtime_ns == stamp and on_disk(pets)[cat] == written[cat]
+    # Another process (a fresh Project, its own store) embeds what the file lacks.
+    other = Project.open(cwd=pets.root)
+    assert first_title(other, "the puppy").startswith("Our dog naps")
+    # Closing the index writes the pending rows.
+    pets.index_for(pets.vault).close()
+    assert on_disk(pets)[cat] != written[cat]
+
+
+def test_enough_changed_rows_are_written_without_waiting(pets: Project,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "SAVE_ROWS", 2)
+    first_title(pets, "radiator")
+    for number, text in enumerate(("Redis keys expire after an hour",
+                                   "Use pnpm, not npm, in the web folder")):
+        pets.remember(text, "convention", created=NOW - timedelta(hours=number + 1))
+    first_title(pets, "radiator")  # two new rows: written now
+    assert len(on_disk(pets)) == 6
+
+
+def test_a_process_writes_its_pending_rows_when_it_exits(pets: Project, ocm_home: Path) -> None:
+    first_title(pets, "radiator")
+    cat = next(rel for rel in on_disk(pets) if "cat" in rel)
+    note = pets.vault.root / cat
+    note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
+    before = on_disk(pets)[cat]
+    script = ("import sys; from ocm.project import Project; "
+              "p = Project.open(cwd=sys.argv[1]); print(p.search('the puppy')[0].title)")
+    done = subprocess.run([sys.executable, "-c", script, str(pets.root)], capture_output=True,
+                          text=True, env={**os.environ, "OCM_HOME": str(ocm_home)},
+                          timeout=120, check=True)
+    assert done.stdout.startswith("Our dog naps")
+    assert on_disk(pets)[cat] != before  # written at exit, by the process that embedded it
+
+
+def test_rows_updated_in_place_equal_a_fresh_embedding(pets: Project) -> None:
+    import numpy as np
+
+    first_title(pets, "radiator")
+    notes = sorted(on_disk(pets))
+    for round_no in range(3):  # edits in place and new notes appended, commit after commit
+        note = pets.vault.root / notes[round_no]
+        note.write_text(note.read_text() + f"\nAlso round {round_no}: the kettle is broken.\n")
+        pets.remember(f"Round {round_no}: the build cache lives in .cache/build{round_no}",
+                      "convention", created=NOW - timedelta(minutes=round_no + 1))
+        first_title(pets, "kettle")
+    pets.index_for(pets.vault).close()
+    incremental = VectorStore(pets.vault.index_dir)
+    incremental._load()
+    (pets.vault.index_dir / VECTORS).unlink()
+    fresh_project = Project.open(cwd=pets.root)
+    first_title(fresh_project, "kettle")  # embeds every note again, from scratch
+    fresh_project.index_for(fresh_project.vault).close()
+    fresh = VectorStore(pets.vault.index_dir)
+    fresh._load()
+    assert sorted(incremental.paths) == sorted(fresh.paths) and len(fresh.paths) == 7
+    for rel in fresh.paths:
+        a, b = incremental.row(rel), fresh.row(rel)
+        assert a is not None and b is not None
+        assert incremental.sigs[a] == fresh.sigs[b]
+        assert np.allclose(incremental.matrix[a], fresh.matrix[b], atol=1e-3), rel

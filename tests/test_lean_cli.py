@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from ocm.cli import lean
 from ocm.cli.main import cli
 from ocm.project import KINDS, SEARCH_SCOPES, Project
+from ocm.vault.clock import format_timestamp, now
 from ocm.vault.sessions import CheckpointInput
 
 from .conftest import VENV_BIN, make_repo
@@ -32,7 +34,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = base / "home"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OCM_", "CLAUDE", "CURSOR", "GEMINI", "CODEX", "VSCODE"))}
-    env.update(OCM_HOME=str(home), COLUMNS="100")
+    # One clock for both processes: a score's age decay moves with every second between
+    # two runs on a loaded machine.
+    env.update(OCM_HOME=str(home), COLUMNS="100",
+               OCM_NOW=format_timestamp(now() + timedelta(hours=1)))
     saved = os.environ.get("OCM_HOME")
     os.environ["OCM_HOME"] = str(home)
     try:

@@ -215,7 +215,7 @@ def checkpoint(vault: Path | None, as_json: bool, session_id: str | None, tool: 
 @cli.command("list")
 @VAULT_OPTION
 @JSON_OPTION
-@click.option("--limit", default=searching.DEFAULT_LIMIT, show_default=True)
+@click.option("--limit", default=10, show_default=True)
 @click.option("--tool")
 @click.option("--status", type=click.Choice(["open", "frozen", "closed"]))
 def list_(vault: Path | None, as_json: bool, limit: int, tool: str | None,
@@ -364,8 +364,8 @@ def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, tit
 @click.option("--tag")
 @click.option("--file", "file_")
 @click.option("--limit", default=50, show_default=True)
-@click.option("--scope", type=click.Choice(["project", "user", "global"]),
-              default=searching.DEFAULT_SCOPE, show_default=True)
+@click.option("--scope", type=click.Choice(["project", "user", "global"]), default="project",
+              show_default=True)
 @click.option("--author", help="Only memories written by this person (part of a git name or "
                                "email; team vaults record it).")
 def memories(vault: Path | None, as_json: bool, types: tuple[str, ...], status: str,

@@ -5,10 +5,12 @@
     python bench/peer_driver.py ENGINE --eval DIR                        # relevance
 
 ENGINE is `fts5` (SQLite FTS5 with the porter stemmer, stdlib: the ratio baseline), `tantivy`
-(tantivy-py, `en_stem`: the practical limit) or `original` (the original openCodeMemory,
-`ocm-session-memory` 0.2.0, through its own `ocm__checkpoint` / `ocm__search_sessions`).
-It runs under whichever Python has the engine installed (peers.py makes a separate venv for the
-last two), so it imports nothing of ours and only the standard library besides its engine.
+(tantivy-py, `en_stem`: the practical limit), `original` (the original openCodeMemory,
+`ocm-session-memory` 0.2.0, through its own `ocm__checkpoint` / `ocm__search_sessions`) or
+`basic-memory` (0.24.1, through its own sync, `write_note` and `search_notes`; see its class).
+It runs under whichever Python has the engine installed (peers.py makes a separate venv for
+tantivy and the original, and a Python 3.12 one for basic-memory), so it imports nothing of
+ours and only the standard library besides its engine.
 
 fts5 and tantivy index the vault's Markdown as a plain tool would: one document per note (a
 title from the goal or the memory title, the rest as body), a `(mtime_ns, size)` table of every

@@ -5,10 +5,12 @@
     python bench/peer_driver.py ENGINE --eval DIR                        # relevance
 
 ENGINE is `fts5` (SQLite FTS5 with the porter stemmer, stdlib: the ratio baseline), `tantivy`
-(tantivy-py, `en_stem`: the practical limit) or `original` (the original openCodeMemory,
-`ocm-session-memory` 0.2.0, through its own `ocm__checkpoint` / `ocm__search_sessions`).
-It runs under whichever Python has the engine installed (peers.py makes a separate venv for the
-last two), so it imports nothing of ours and only the standard library besides its engine.
+(tantivy-py, `en_stem`: the practical limit), `original` (the original openCodeMemory,
+`ocm-session-memory` 0.2.0, through its own `ocm__checkpoint` / `ocm__search_sessions`) or
+`basic-memory` (0.24.1, through its own sync, `write_note` and `search_notes`; see its class).
+It runs under whichever Python has the engine installed (peers.py makes a separate venv for
+tantivy and the original, and a Python 3.12 one for basic-memory), so it imports nothing of
+ours and only the standard library besides its engine.
 
 fts5 and tantivy index the vault's Markdown as a plain tool would: one document per note (a
 title from the goal or the memory title, the rest as body), a `(mtime_ns, size)` table of every
@@ -28,10 +30,13 @@ Commands (one JSON object a line; every reply carries `seconds` of the timed par
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import math
 import os
 import re
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -270,17 +275,100 @@ class Original:
         self._store(f"s{self.n:07d}", text)
 
 
-ENGINES = {"fts5": Fts5, "tantivy": Tantivy, "original": Original}
+class BasicMemory:
+    """basic-memory (0.24.1, Python >= 3.12) through its own paths: the `bm reindex --search`
+    sync of a Markdown folder into its SQLite index (build, refresh), its `write_note` MCP tool
+    (write) and its `search_notes` MCP tool (search), all in one event loop in this process.
+
+    It rewrites the notes it syncs (it adds a `permalink:` to their frontmatter), so it gets its
+    own copy of the vault (`WORK/bm-vault`), mirrored from the shared one before each build or
+    refresh, outside the timed part. Its home and config (`BASIC_MEMORY_CONFIG_DIR`, database
+    included) live under WORK. It never reaches the network: its promo/analytics events are off
+    (`BASIC_MEMORY_NO_PROMOS`), and so are Logfire and update checks; search is `text` (its
+    SQLite FTS5), by its own `default_search_type`, since vector search would fetch an
+    embedding model from Hugging Face (`HF_HUB_OFFLINE` makes sure it cannot). On a Python
+    whose sqlite3 cannot load extensions (pyenv's, here) it is keyword-only anyway."""
+
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def __init__(self, vault: Path, work: Path, project: str = "bench") -> None:
+        self.source, self.project = vault, project
+        self.vault = work / f"bm-{project}"
+        self.vault.mkdir(parents=True, exist_ok=True)
+        config_dir = work / "bm-config"
+        config_dir.mkdir(parents=True, exist_ok=True)
+        os.environ.update(HOME=str(work / "bm-home"), BASIC_MEMORY_CONFIG_DIR=str(config_dir),
+                          BASIC_MEMORY_NO_PROMOS="1", HF_HUB_OFFLINE="1",
+                          LOGFIRE_IGNORE_NO_CONFIG="1")
+        config_file = config_dir / "config.json"
+        config = json.loads(config_file.read_text()) if config_file.exists() else {
+            "projects": {}, "default_project": project, "default_search_type": "text",
+            "auto_update": False, "logfire_enabled": False, "cloud_promo_opt_out": True}
+        if project not in config["projects"]:
+            config["projects"][project] = {"path": str(self.vault)}
+            config_file.write_text(json.dumps(config))
+        from basic_memory.cli.commands.db import _reindex
+        from basic_memory.config import ConfigManager
+        from basic_memory.mcp.tools import search_notes, write_note
+
+        self.reindex, self.config = _reindex, ConfigManager
+        self.search_notes, self.write_note = search_notes, write_note
+        if BasicMemory.loop is None:
+            BasicMemory.loop = asyncio.new_event_loop()
+        self.mirrored: dict[str, tuple[int, int]] = {}
+
+    def _run(self, coro: Any) -> Any:
+        assert self.loop is not None
+        return self.loop.run_until_complete(coro)
+
+    def mirror(self) -> None:
+        """Copy the notes that changed in the shared vault into basic-memory's folder."""
+        now = note_files(self.source)
+        for rel, sig in now.items():
+            if self.mirrored.get(rel) != sig:
+                (self.vault / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(self.source / rel, self.vault / rel)
+        for rel in self.mirrored.keys() - now.keys():
+            (self.vault / rel).unlink(missing_ok=True)
+        self.mirrored = now
+
+    def refresh(self) -> None:
+        """`bm reindex --search --project P`: its sync of changed files into its index."""
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+            self._run(self.reindex(self.config().config, search=True, embeddings=False,
+                                   full=False, project=self.project))
+
+    def build(self) -> int:
+        self.refresh()
+        return len(note_files(self.vault))
+
+    def search(self, query: str, k: int = K) -> list[str]:
+        found = self._run(self.search_notes(query=query, project=self.project, page_size=k,
+                                            output_format="json"))
+        if isinstance(found, str):
+            raise RuntimeError(f"basic-memory search failed: {found[:200]}")
+        return list(dict.fromkeys(r["file_path"] for r in found["results"]))
+
+    def write(self, rel: str, text: str) -> None:
+        title, body = split_note(text)
+        done = self._run(self.write_note(title=title, content=body.strip(),
+                                         directory=str(Path(rel).parent), project=self.project,
+                                         output_format="json"))
+        if not isinstance(done, dict) or "file_path" not in done:
+            raise RuntimeError(f"basic-memory write failed: {str(done)[:200]}")
 
 
-def edit_found(engine: Any, name: str, vault: Path, serial: int) -> bool:
+ENGINES = {"fts5": Fts5, "tantivy": Tantivy, "original": Original,
+           "basic-memory": BasicMemory}
+
+
+def edit_found(engine: Any, name: str, serial: int) -> bool:
     """Append a new word to a note on disk, as an editor would, then search for it."""
     word = f"zqxedit{serial}w"
     if name == "original":  # its Markdown is rendered from its database, in its own folder
         target = sorted((engine.project / ".openCodeMemory" / "sessions").glob("*.md"))[0]
-    else:
-        target = sorted(note_files(vault))[0]
-        target = vault / target
+    else:  # the notes the engine reads: the vault, or its own copy (basic-memory)
+        target = engine.vault / sorted(note_files(engine.vault))[0]
     with target.open("a", encoding="utf-8") as fh:
         fh.write(f"\n- hand edit: {word}\n")
     if name != "original":
@@ -288,13 +376,15 @@ def edit_found(engine: Any, name: str, vault: Path, serial: int) -> bool:
     return bool(engine.search(word))
 
 
-def serve(engine: Any, name: str, vault: Path) -> None:
+def serve(engine: Any, name: str) -> None:
     serial = 0
     for line in sys.stdin:
         cmd = json.loads(line)
         op = cmd["op"]
         if op == "quit":
             break
+        if op in ("build", "refresh_search") and hasattr(engine, "mirror"):
+            engine.mirror()  # basic-memory's own copy of the vault, untimed
         t0 = time.perf_counter()
         reply: dict[str, Any] = {}
         if op == "build":
@@ -314,7 +404,7 @@ def serve(engine: Any, name: str, vault: Path) -> None:
             engine.write(rel, f"---\ntitle: {cmd['title']}\n---\n\n{cmd['text']}\n")
         elif op == "edit_found":
             serial += 1
-            reply["found"] = edit_found(engine, name, vault, serial)
+            reply["found"] = edit_found(engine, name, serial)
         reply["seconds"] = time.perf_counter() - t0
         print(json.dumps(reply), flush=True)
 
@@ -341,11 +431,13 @@ def evaluate(name: str, data: Path) -> dict[str, Any]:
         groups[str(doc.get("group"))].append(doc)
     scores: list[float] = []
     empty = 0
-    for group, gdocs in groups.items():
-        with tempfile.TemporaryDirectory(prefix=f"peer-{name}-") as tmp:
-            vault = Path(tmp) / "vault"
+    with tempfile.TemporaryDirectory(prefix=f"peer-{name}-") as tmp:
+        for n, (group, gdocs) in enumerate(groups.items()):
+            vault = Path(tmp) / f"vault-{n}"
             vault.mkdir()
-            engine = ENGINES[name](vault, Path(tmp) / "work")
+            # basic-memory: one project per group, in one config and database
+            engine = (BasicMemory(vault, Path(tmp) / "work", project=f"g{n}")
+                      if name == "basic-memory" else ENGINES[name](vault, Path(tmp) / f"work-{n}"))
             to_doc: dict[str, str] = {}
             for doc in gdocs:
                 body = doc.get("text") or ""
@@ -356,9 +448,9 @@ def evaluate(name: str, data: Path) -> dict[str, Any]:
                     sid = f"s{engine.n:07d}"
                     engine._store(sid, text)
                     to_doc[sid] = str(doc["id"])
-                else:
+                else:  # into the folder the engine indexes (basic-memory's own copy)
                     rel = f"{len(to_doc):06d}.md"
-                    (vault / rel).write_text(text, encoding="utf-8")
+                    (engine.vault / rel).write_text(text, encoding="utf-8")
                     to_doc[rel] = str(doc["id"])
             if name != "original":
                 engine.build()
@@ -392,7 +484,7 @@ def main() -> None:
         print(json.dumps({"hits": engine.search(args.once)}))
         return
     print(json.dumps({"ready": True}), flush=True)
-    serve(engine, args.engine, args.vault)
+    serve(engine, args.engine)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,17 @@ Generates the synthetic vault of `bench/perf.py` (same seed, same queries) and f
   tantivy   tantivy-py, `en_stem`: the practical limit (Rust, memory-mapped)
   original  the original openCodeMemory, `ocm-session-memory` 0.2.0 (SQLite FTS5 behind its own
             `ocm__checkpoint` / `ocm__search_sessions`)
-  basic-memory  reported as not run, with the reason
+  basic-memory  basic-memory 0.24.1 through its own `bm reindex --search` sync, `write_note` and
+            `search_notes` tools (keyword search, its SQLite FTS5), in a private config dir
 
 tantivy and the original are installed into a separate venv this script makes
 (`--peers-venv`, default `~/.cache/ocm-bench/peers`; both packages install an `ocm` module or
-heavy dependencies that must not meet ours). An engine that cannot run is reported with the
-reason, never skipped silently. Every figure is taken in the same run, interleaved query by
-query, so machine noise hits all engines alike; ratios ocm/peer are printed for each.
+heavy dependencies that must not meet ours); basic-memory needs Python >= 3.12, so it gets a
+second venv (`--peers312-venv`, default `~/.cache/ocm-bench/peers312`) made with `python3.12`
+(or 3.13, 3.14) from PATH or pyenv (`--python312` names one). An engine that cannot run is
+reported with the reason, never skipped silently. Every figure is taken in the same run,
+interleaved query by query, so machine noise hits all engines alike; ratios ocm/peer are printed
+for each.
 
 Per engine (null where the engine cannot do it):
   build_notes_per_s   index every note (the original: every note through its checkpoint)
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -60,7 +65,9 @@ OCM_FIGURES = ("mcp_search_p50_ms", "mcp_search_p95_ms", "mcp_rss_mb", "mcp_peak
                "hook_ms", "python_pass_ms")
 ENGINES = ("ocm", "fts5", "tantivy", "original", "basic-memory")
 PEER_PACKAGES = {"tantivy": "tantivy>=0.22,<1", "original": "ocm-session-memory==0.2.0"}
+BASIC_MEMORY = "basic-memory==0.24.1"
 DEFAULT_VENV = Path.home() / ".cache" / "ocm-bench" / "peers"
+DEFAULT_VENV312 = Path.home() / ".cache" / "ocm-bench" / "peers312"
 DEFAULT_RELEVANCE = perf.REPO.parent / "shared" / "eval" / "locomo" / "session" / "dev"
 
 
@@ -83,7 +90,8 @@ def peers_python(venv: Path, install: bool) -> tuple[Path | None, dict[str, str]
             return None, {e: f"venv failed: {made.stderr.strip()[-200:]}" for e in PEER_PACKAGES}
     for engine, spec in PEER_PACKAGES.items():
         module = "tantivy" if engine == "tantivy" else "ocm.tools.search"
-        present = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True,
+        # -I: not the current directory on sys.path (from a checkout, `ocm` would be ours)
+        present = subprocess.run([str(python), "-I", "-c", f"import {module}"], capture_output=True,
                                  check=False).returncode == 0
         if present:
             continue
@@ -98,9 +106,53 @@ def peers_python(venv: Path, install: bool) -> tuple[Path | None, dict[str, str]
     return python, problems
 
 
-def basic_memory_status() -> str:
-    return ("not run: this script has no basic-memory driver yet (basic-memory 0.24 needs "
-            f"Python >= 3.12; this bench runs {sys.version_info.major}.{sys.version_info.minor})")
+def is_python312(python: Path) -> bool:
+    return python.is_file() and subprocess.run(
+        [str(python), "-c", "import sys; sys.exit(sys.version_info < (3, 12))"],
+        capture_output=True, check=False).returncode == 0
+
+
+def find_python312() -> Path | None:
+    """A Python >= 3.12 on PATH, or else under pyenv (`$PYENV_ROOT` or ~/.pyenv)."""
+    names = ("python3.12", "python3.13", "python3.14")
+    found = [Path(p) for p in map(shutil.which, names) if p]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found += sorted(pyenv.glob("3.1[2-9]*/bin/python3"))
+    return next((python for python in found if is_python312(python)), None)
+
+
+def basic_memory_python(venv: Path, install: bool,
+                        python312: Path | None) -> tuple[Path | None, str | None]:
+    """The Python 3.12 venv's interpreter with basic-memory in it, or why there is none."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        if not install:
+            return None, f"no Python 3.12 peers venv at {venv} (run without --no-install)"
+        base = python312 or find_python312()
+        if base is None:
+            return None, "no Python >= 3.12 on PATH or under pyenv (basic-memory 0.24 needs it)"
+        if not is_python312(base):
+            return None, f"no Python >= 3.12 at {base} (basic-memory 0.24 needs it)"
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        made = subprocess.run([str(base), "-m", "venv", str(venv)], capture_output=True,
+                              text=True, check=False)
+        if made.returncode:
+            return None, f"venv failed: {made.stderr.strip()[-200:]}"
+    version = BASIC_MEMORY.split("==")[1]
+    present = subprocess.run(
+        [str(python), "-I", "-c", "import importlib.metadata as m, sys; "
+         f"sys.exit(m.version('basic-memory') != '{version}')"],
+        capture_output=True, check=False).returncode == 0
+    if present:
+        return python, None
+    if not install:
+        return None, f"{BASIC_MEMORY} not installed in {venv}"
+    log(f"installing {BASIC_MEMORY} into {venv}")
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", BASIC_MEMORY],
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        return None, f"pip install {BASIC_MEMORY} failed: {done.stderr.strip()[-200:]}"
+    return python, None
 
 
 class Driver:
@@ -164,17 +216,22 @@ class Run:
         skip = set(self.args.skip or [])
         for name in ENGINES:
             self.results[name] = self._blank("ok" if name not in skip else "skipped (--skip)")
-        self.results["basic-memory"]["status"] = basic_memory_status()
-        wanted = [e for e in ("fts5", "tantivy", "original") if e not in skip]
-        python, problems = (Path(sys.executable), {})
-        peers_py: Path | None = None
+        wanted = [e for e in ENGINES if e != "ocm" and e not in skip]
+        pythons: dict[str, Path | None] = {"fts5": Path(sys.executable)}
+        problems: dict[str, str] = {}
         if any(e in PEER_PACKAGES for e in wanted):
             peers_py, problems = peers_python(self.args.peers_venv, not self.args.no_install)
+            pythons.update(dict.fromkeys(PEER_PACKAGES, peers_py))
+        if "basic-memory" in wanted:
+            pythons["basic-memory"], problem = basic_memory_python(
+                self.args.peers312_venv, not self.args.no_install, self.args.python312)
+            if problem:
+                problems["basic-memory"] = problem
         for name in wanted:
             if name in problems:
                 self.results[name]["status"] = f"not run: {problems[name]}"
                 continue
-            py = python if name == "fts5" else peers_py
+            py = pythons[name]
             assert py is not None
             self.drivers[name] = Driver(name, py, self.vault, self.workdir / name)
 
@@ -424,6 +481,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip", nargs="*", choices=[e for e in ENGINES if e != "ocm"])
     ap.add_argument("--peers-venv", type=Path, default=DEFAULT_VENV)
+    ap.add_argument("--peers312-venv", type=Path, default=DEFAULT_VENV312,
+                    help="the Python >= 3.12 venv for basic-memory")
+    ap.add_argument("--python312", type=Path,
+                    help="the Python >= 3.12 to make that venv with (default: found on PATH/pyenv)")
     ap.add_argument("--no-install", action="store_true",
                     help="use the peers venv as it is; never run pip")
     ap.add_argument("--no-relevance", action="store_true")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 PEERS = REPO / "bench" / "peers.py"
 DRIVER = REPO / "bench" / "peer_driver.py"
@@ -24,7 +26,9 @@ def _env() -> dict[str, str]:
 def test_peers_json_reports_ocm_and_fts5_and_says_why_others_did_not_run(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, str(PEERS), "--notes", "80", "--json", "--quick", "--no-relevance",
-         "--skip", "tantivy", "original", "--peers-venv", str(tmp_path / "no-venv")],
+         "--skip", "tantivy", "original", "--peers-venv", str(tmp_path / "no-venv"),
+         "--peers312-venv", str(tmp_path / "no-venv312"),
+         "--python312", str(tmp_path / "no-python3.12")],
         capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout)
@@ -48,14 +52,31 @@ def test_peers_json_reports_ocm_and_fts5_and_says_why_others_did_not_run(tmp_pat
     for name in ("tantivy", "original"):
         assert engines[name]["status"] == "skipped (--skip)"
         assert all(engines[name][k] is None for k in FIGURES)
-    assert engines["basic-memory"]["status"].startswith("not run: ")
+    assert engines["basic-memory"]["status"] == (
+        f"not run: no Python >= 3.12 at {tmp_path / 'no-python3.12'} (basic-memory 0.24 needs it)")
+    assert all(engines["basic-memory"][k] is None for k in FIGURES)
     ratio = data["ratios"]["fts5"]["search_p50_ms"]
     assert ratio == round(engines["ocm"]["search_p50_ms"] / engines["fts5"]["search_p50_ms"], 2)
     assert not (tmp_path / "no-venv").exists()  # nothing installed for skipped peers
+    assert not (tmp_path / "no-venv312").exists()
 
 
-def _driver(vault: Path, work: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, str(DRIVER), "fts5", "--vault", str(vault),
+def test_basic_memory_without_its_venv_is_a_status_under_no_install(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    import peers
+
+    python, problem = peers.basic_memory_python(tmp_path / "v312", install=False, python312=None)
+    assert python is None
+    assert problem == f"no Python 3.12 peers venv at {tmp_path / 'v312'} (run without --no-install)"
+    assert not (tmp_path / "v312").exists()
+
+
+BM_PYTHON = Path.home() / ".cache" / "ocm-bench" / "peers312" / "bin" / "python"
+
+
+def _driver(vault: Path, work: Path, engine: str = "fts5",
+            python: Path = Path(sys.executable)) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([str(python), str(DRIVER), engine, "--vault", str(vault),
                              "--work", str(work)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=_env())
     assert proc.stdout and json.loads(proc.stdout.readline()) == {"ready": True}
@@ -67,6 +88,13 @@ def _ask(proc: subprocess.Popen[str], **cmd: object) -> dict:
     proc.stdin.write(json.dumps(cmd) + "\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())
+
+
+def _quit(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin
+    proc.stdin.write('{"op": "quit"}\n')
+    proc.stdin.close()
+    proc.wait(timeout=60)
 
 
 def test_fts5_baseline_sees_new_changed_and_deleted_notes(tmp_path: Path) -> None:
@@ -91,11 +119,7 @@ def test_fts5_baseline_sees_new_changed_and_deleted_notes(tmp_path: Path) -> Non
             "seconds"] > 0
         assert _ask(proc, op="search", q="pgbouncer")["hits"] == ["peer-writes/fts5-00002.md"]
     finally:
-        _ask_quit = proc.stdin
-        assert _ask_quit
-        _ask_quit.write('{"op": "quit"}\n')
-        _ask_quit.close()
-        proc.wait(timeout=30)
+        _quit(proc)
     once = subprocess.run([sys.executable, str(DRIVER), "fts5", "--vault", str(vault), "--work",
                            str(tmp_path / "work"), "--once", "webhooks"],
                           capture_output=True, text=True, env=_env(), check=True)
@@ -123,3 +147,43 @@ def test_fts5_relevance_scores_each_group_on_its_own(tmp_path: Path) -> None:
     scored = json.loads(out.stdout)
     # q1 and q2 find their document first (g2's kitten is in another index); q3 finds nothing.
     assert scored == {"ndcg@10": round(2 / 3, 4), "queries": 3, "no_result": 1}
+
+
+def _has_basic_memory() -> bool:
+    return BM_PYTHON.exists() and subprocess.run(
+        [str(BM_PYTHON), "-c", "import basic_memory"], capture_output=True, check=False
+    ).returncode == 0
+
+
+@pytest.mark.skipif(not _has_basic_memory(), reason="no basic-memory venv (peers.py makes it)")
+def test_basic_memory_driver_syncs_its_own_copy_and_sees_writes_and_edits(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "memories" / "gotcha").mkdir(parents=True)
+    a = vault / "memories" / "gotcha" / "a.md"
+    b = vault / "memories" / "gotcha" / "b.md"
+    a.write_text("---\ntitle: Redis pool\n---\n\nThe redis pool is capped at ten.\n")
+    b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body.\n")
+    before = a.read_text()
+    work = tmp_path / "work"
+    proc = _driver(vault, work, "basic-memory", BM_PYTHON)
+    try:
+        assert _ask(proc, op="build")["notes"] == 2
+        assert a.read_text() == before  # it rewrites frontmatter, but only in its own copy
+        assert "permalink:" in (work / "bm-bench" / "memories" / "gotcha" / "a.md").read_text()
+        assert _ask(proc, op="search", q="redis")["hits"] == ["memories/gotcha/a.md"]
+        b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body; kafka too.\n")
+        a.unlink()
+        assert _ask(proc, op="search", q="kafka")["hits"] == []
+        assert _ask(proc, op="refresh_search", q="kafka")["hits"] == ["memories/gotcha/b.md"]
+        assert _ask(proc, op="refresh_search", q="redis")["hits"] == []
+        assert _ask(proc, op="edit_found")["found"] is True
+        assert _ask(proc, op="write", title="Pool", text="pgbouncer in transaction mode")[
+            "seconds"] > 0
+        assert _ask(proc, op="search", q="pgbouncer")["hits"] == ["peer-writes/Pool.md"]
+    finally:
+        _quit(proc)
+    assert not (work / "bm-home").exists()  # nothing written to a home directory
+    once = subprocess.run([str(BM_PYTHON), str(DRIVER), "basic-memory", "--vault", str(vault),
+                           "--work", str(work), "--once", "webhooks"],
+                          capture_output=True, text=True, env=_env(), check=True)
+    assert json.loads(once.stdout)["hits"] == ["memories/gotcha/b.md"]

@@ -74,3 +74,25 @@ def test_reused_searcher_sees_every_change_across_commits(tmp_path: Path) -> Non
     index = project.index_for(project.vault)
     segments = index.searcher().ixreader.leaf_readers()
     assert len(segments) <= 6  # small segments were merged, not piled up
+
+
+def test_write_benchmark_reports_and_leaves_the_kept_vault_alone(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import perf
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    perf.Bench(60, tmp_path / "kept").setup()
+    vault = tmp_path / "kept" / "project" / ".openCodeMemory"
+    before = sorted(p.relative_to(vault) for p in vault.rglob("*.md"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OCM_")}
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "writes.py"), "--vault-dir",
+                          str(tmp_path / "kept"), "--notes", "60", "--json"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    assert data["notes"] == 60
+    for key in ("remember_ms", "remember_cpu_ms", "incremental_10_ms", "incremental_10_cpu_ms"):
+        assert isinstance(data[key], int | float) and data[key] > 0, key
+    assert sorted(p.relative_to(vault) for p in vault.rglob("*.md")) == before

@@ -92,13 +92,24 @@ class Fts5:
         self.db.executescript(
             "CREATE VIRTUAL TABLE IF NOT EXISTS notes USING fts5(path UNINDEXED, title, body,"
             " tokenize='porter unicode61');"
-            "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime INTEGER, size INTEGER);")
+            "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime INTEGER, size INTEGER,"
+            " doc INTEGER);")
 
-    def _put(self, rel: str, sig: tuple[int, int]) -> None:
+    def _put(self, rel: str, sig: tuple[int, int], fresh: bool = False) -> None:
+        """Index one note; its old row is found through `files` (by rowid: `path` is not
+        indexed in the FTS table, so a delete by path would scan every row)."""
         title, body = split_note((self.vault / rel).read_text(encoding="utf-8"))
-        self.db.execute("DELETE FROM notes WHERE path = ?", (rel,))
-        self.db.execute("INSERT INTO notes(path, title, body) VALUES (?, ?, ?)", (rel, title, body))
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (rel, *sig))
+        if not fresh:
+            self._drop(rel)
+        cursor = self.db.execute("INSERT INTO notes(path, title, body) VALUES (?, ?, ?)",
+                                 (rel, title, body))
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                        (rel, *sig, cursor.lastrowid))
+
+    def _drop(self, rel: str) -> None:
+        found = self.db.execute("SELECT doc FROM files WHERE path = ?", (rel,)).fetchall()
+        for (doc,) in found:
+            self.db.execute("DELETE FROM notes WHERE rowid = ?", (doc,))
 
     def build(self) -> int:
         files = note_files(self.vault)
@@ -106,7 +117,7 @@ class Fts5:
             self.db.execute("DELETE FROM notes")
             self.db.execute("DELETE FROM files")
             for rel, sig in files.items():
-                self._put(rel, sig)
+                self._put(rel, sig, fresh=True)
         return len(files)
 
     def refresh(self) -> None:
@@ -117,7 +128,7 @@ class Fts5:
                 if known.get(rel) != sig:
                     self._put(rel, sig)
             for rel in known.keys() - now.keys():
-                self.db.execute("DELETE FROM notes WHERE path = ?", (rel,))
+                self._drop(rel)
                 self.db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def search(self, query: str, k: int = K) -> list[str]:

@@ -199,3 +199,53 @@ def test_first_live_finds_the_document_whoosh_finds(vault_project: Project) -> N
     for path in [*sorted(paths), "memories/gotcha/no-such-note.md"]:
         assert scorer.first_live("path", path) == searcher.document_number(path=path), path
     assert sum(searcher.document_number(path=p) is None for p in paths) >= 9  # deleted notes
+
+
+def test_decoded_postings_are_whooshs_across_blocks(tmp_path) -> None:
+    """Ids and weights read a block at a time equal what Whoosh's matcher yields posting by
+    posting: terms over many blocks (one weight per block, all 1.0, or several), a term of
+    one posting, with deletions beside them, and an inline posting list."""
+    from whoosh import fields, index
+
+    from ocm.indexer.buildcodec import BuildCodec
+    from ocm.indexer.postings import _decode
+
+    schema = fields.Schema(body=fields.TEXT(phrase=False))
+    ix = index.create_in(str(tmp_path), schema)
+    rng = random.Random(7)
+    writer = ix.writer(codec=BuildCodec())  # the product's writer
+    for n in range(900):
+        words = ["common"] * rng.choice([1, 1, 2, 5]) + ["flat", "pair", "pair"]
+        if n % 3 == 0:
+            words.append("third")
+        if n == 417:
+            words.append("once")
+        writer.add_document(body=" ".join(words))
+    writer.commit()
+    writer = ix.writer()
+    writer.delete_document(5)
+    writer.delete_document(300)
+    writer.commit()
+    with ix.searcher() as searcher:
+        (reader, _), = searcher.ixreader.leaf_readers()
+        assert reader.has_deletions()
+        kinds = set()
+        for term in ("common", "flat", "pair", "third", "once"):
+            matcher = reader.postings("body", term)
+            matcher = getattr(matcher, "child", matcher)  # past the deletions filter
+            kinds.add(type(matcher).__name__)
+            ids, weights = _decode(matcher)
+            expected = reader.postings("body", term)
+            expected = getattr(expected, "child", expected)
+            pairs = []
+            while expected.is_active():
+                pairs.append((expected.id(), expected.weight()))
+                expected.next()
+            assert list(zip(ids.tolist(), weights.tolist(), strict=True)) == pairs, term
+            assert len(pairs) == {"once": 1, "third": 300}.get(term, 900)
+        assert kinds == {"W3LeafMatcher"}
+    # A posting list kept in the term info (Whoosh's inline postings) is a ListMatcher.
+    from whoosh.matching import ListMatcher
+
+    ids, weights = _decode(ListMatcher([3, 9, 12], weights=[1.0, 2.0, 0.5]))
+    assert (ids.tolist(), weights.tolist()) == ([3, 9, 12], [1.0, 2.0, 0.5])

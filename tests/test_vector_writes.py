@@ -119,3 +119,35 @@ def test_rows_updated_in_place_equal_a_fresh_embedding(pets: Project) -> None:
         assert a is not None and b is not None
         assert incremental.sigs[a] == fresh.sigs[b]
         assert np.allclose(incremental.matrix[a], fresh.matrix[b], atol=1e-3), rel
+
+
+def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float32(
+        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import numpy as np
+
+    first_title(pets, "radiator")
+    pets.index_for(pets.vault).close()
+    path = pets.vault.index_dir / VECTORS
+    with np.load(path) as stored:
+        keys = json.loads(str(stored["keys"]))
+        rows, parts = stored["rows"], stored["part_rows"]
+    assert rows.dtype == np.float32
+    keys["layout"] = vectors.FLOAT16_LAYOUT
+    with open(path, "wb") as handle:
+        np.savez(handle, rows=rows.astype(np.float16), part_rows=parts.astype(np.float16),
+                 keys=np.array(json.dumps(keys)))
+
+    def no_embedding(self: VectorStore, _embedder: object, texts: list[str]) -> list:
+        assert not texts, "rows of the float16 layout are kept, not embedded again"
+        return []
+
+    monkeypatch.setattr(VectorStore, "_embed", no_embedding)
+    other = Project.open(cwd=pets.root)
+    assert first_title(other, "the kitten").startswith("Our cat sleeps")
+    other.index_for(other.vault).close()
+    with np.load(path) as stored:
+        assert json.loads(str(stored["keys"]))["layout"] == vectors.LAYOUT
+        assert stored["rows"].dtype == np.float32
+        assert np.allclose(stored["rows"], rows, atol=1e-3)

@@ -98,7 +98,7 @@ class VectorStore:
         if key is not None:
             try:
                 with np.load(self.folder / VECTORS, allow_pickle=False) as stored:
-                    meta = json.loads(str(stored["keys"]))
+                    meta = json.loads(stored["keys"].item())  # not str(): that prints the array
                     matrix = stored["rows"]
                     parts = stored["part_rows"]
                 count = len(meta["paths"])

@@ -9,10 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from ocm.project import Project
 
 VENV_BIN = Path(sys.executable).parent
+
+# No per-example time limit for property tests: speed is measured under bench/, and a busy
+# machine made Hypothesis's default 200 ms deadline fail a correct example now and then.
+settings.register_profile("ocm", deadline=None)
+settings.load_profile("ocm")
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -151,3 +151,29 @@ def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float3
         assert json.loads(str(stored["keys"]))["layout"] == vectors.LAYOUT
         assert stored["rows"].dtype == np.float32
         assert np.allclose(stored["rows"], rows, atol=1e-3)
+
+
+def test_a_failed_save_changes_nothing_and_fails_nothing(
+        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    first_title(pets, "radiator")
+    pets.index_for(pets.vault).close()
+    path = pets.vault.index_dir / VECTORS
+    before = path.read_bytes()
+    note = pets.vault.root / sorted(on_disk(pets))[0]
+    note.write_text(note.read_text() + "\nA full disk, say.\n")
+    other = Project.open(cwd=pets.root)
+    first_title(other, "radiator")
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full_disk)
+    other.index_for(other.vault).close()  # derived data: closing does not fail on it
+    assert path.read_bytes() == before
+    assert [p.name for p in pets.vault.index_dir.iterdir() if p.name.endswith(".tmp")] == []
+    # A search that must write the file (it is gone) still answers.
+    path.unlink()
+    assert first_title(Project.open(cwd=pets.root), "the kitten").startswith("Our cat")
+    assert not path.exists()

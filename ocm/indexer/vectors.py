@@ -144,7 +144,7 @@ class VectorStore:
             self._pending += len(todo) + gone
             if (self._loaded_key is None or self._pending >= SAVE_ROWS
                     or time.monotonic() - self._saved_at >= SAVE_SECONDS):
-                self._save()
+                self._try_save()
         self._synced = notes
 
     def _vectors_of(self, found: list[tuple[str, EmbedText]],
@@ -225,6 +225,12 @@ class VectorStore:
         """Write the rows changed since the file was last written, if any (and only from
         the process that loaded them: a forked child leaves the file to its parent)."""
         if self._pending and os.getpid() == self._pid:
+            self._try_save()
+
+    def _try_save(self) -> None:
+        """Write the file, or leave it as it was (a full disk, a read-only folder): the
+        rows stay in memory and pending, and the next process embeds what the file lacks."""
+        with contextlib.suppress(OSError):
             self._save()
 
     def _embed(self, embedder: Embedder, texts: list[str]) -> list[Any]:
@@ -235,14 +241,20 @@ class VectorStore:
         import numpy as np
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        temp = self.folder / f".{VECTORS}.tmp"
+        # One temporary file per process: two processes saving at once (a server and a
+        # command, each at its exit) must not write into the same one.
+        temp = self.folder / f".{VECTORS}.{os.getpid()}.tmp"
         keys = json.dumps({"model": MODEL, "layout": LAYOUT, "paths": self.paths,
                            "sigs": self.sigs, "parts": self.parts})
-        with open(temp, "wb") as handle:
-            np.savez(handle, rows=self.matrix.astype(np.float32, copy=False),
-                     part_rows=self.part_matrix.astype(np.float32, copy=False),
-                     keys=np.array(keys))
-        os.replace(temp, self.folder / VECTORS)
+        try:
+            with open(temp, "wb") as handle:
+                np.savez(handle, rows=self.matrix.astype(np.float32, copy=False),
+                         part_rows=self.part_matrix.astype(np.float32, copy=False),
+                         keys=np.array(keys))
+            os.replace(temp, self.folder / VECTORS)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
         self._loaded_key = self._file_key()
         self._pending = 0
         self._saved_at = time.monotonic()

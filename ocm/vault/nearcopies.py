@@ -23,6 +23,7 @@ from .supersede import (
     MAX_FACT_CHARS,
     Meaning,
     cosine,
+    record_paths,
     tokens,
     worth_parsing,
 )
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 NEAR_COPY_WORDS = 0.915
 NEAR_COPY_MEANING = 0.86
 NEAR_COPY_WORDS_ALONE = 0.915
-MAX_SCAN = 5000
 FLOOR = min(NEAR_COPY_WORDS, NEAR_COPY_WORDS_ALONE)
 # The raw look at a file counts its title as well: room for a title that differs.
 TITLE_MARGIN = 0.3
@@ -103,23 +103,17 @@ def in_vault(vault: Vault, meaning: Meaning | None) -> Known:
 def copy_of(vault: Vault, memory_type: str, title: str, text: str, exclude: str,
             meaning: Meaning | None, candidates: list[Path] | None = None) -> Record | None:
     """The active record of `memory_type` in `vault` (other than `exclude`) that the new
-    record nearly copies: among `candidates` when the caller found them, else in the type's
-    folder (at most MAX_SCAN most recently changed files, as auto-supersede)."""
+    record nearly copies, among the files auto-supersede would compare it with
+    (`supersede.record_paths`)."""
     from .errors import OcmError
     from .memories import MemoryNote
     from .store import read_document
 
     if memory_type in EXCLUDED_TYPES or len(text) > MAX_FACT_CHARS:
         return None  # session summaries are one per session by design
-    folder = vault.memories_dir / memory_type
-    if candidates is not None:
-        paths = [p for p in candidates if p.is_file()]
-    elif folder.is_dir():
-        paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
-    else:
+    paths = record_paths(vault, memory_type, candidates)
+    if paths is None:
         return None
-    if len(paths) > MAX_SCAN:
-        paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
     known = Known(meaning)
     words = Counter(tokens(f"{title}\n{title}\n{text}"))  # as worth_parsing counts the file
     for path in paths:

@@ -177,6 +177,22 @@ class Match:
 MAX_SCAN = 5000
 
 
+def record_paths(vault, memory_type: str, candidates: list[Path] | None) -> list[Path] | None:
+    """The record files a new record of `memory_type` is compared with: `candidates` when
+    the caller found them (the index's best matches), else the type's folder, at most
+    MAX_SCAN most recently changed files; None when there is no such folder."""
+    folder = vault.memories_dir / memory_type
+    if candidates is not None:
+        paths = [p for p in candidates if p.is_file()]
+    elif not folder.is_dir():
+        return None
+    else:
+        paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
+    if len(paths) > MAX_SCAN:
+        paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
+    return paths
+
+
 def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
                folder_only: bool = True, candidates: list[Path] | None = None,
                meaning: Meaning | None = None) -> Match | None:
@@ -189,15 +205,9 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
 
     if new.get("type") in EXCLUDED_TYPES or new.get("key") or len(content) > MAX_FACT_CHARS:
         return None
-    folder = vault.memories_dir / str(new.get("type"))
-    if candidates is not None:
-        paths = [p for p in candidates if p.is_file()]
-    elif not folder.is_dir():
+    paths = record_paths(vault, str(new.get("type")), candidates)
+    if paths is None:
         return None
-    else:
-        paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
-    if len(paths) > MAX_SCAN:
-        paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
     best: Match | None = None
     new_bag = _bag(str(new.get("title") or ""), content)
     floor = lowest_score(meaning is not None)

@@ -280,18 +280,25 @@ def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
 
 def fused_chunks(scored: list[tuple[float, int]],
                  meaning: list[float]) -> list[tuple[float, int]]:
-    """Chunk scores fused like notes' (`_fuse`): each chunk's BM25F over the note's best
+    """Chunk scores fused like notes' (`fusion`): each chunk's BM25F over the note's best
     chunk's, and its cosine with the query min-max scaled over the note's chunks; best
     first, file order breaking ties. Where some chunk holds the query's words, a chunk that
     holds none scores 0 (meaning orders the chunks that match, it does not list the rest);
     where none does (the note was found by meaning alone), meaning alone picks."""
     top = max(score for score, _ in scored)
     low, high = min(meaning), max(meaning)
-    fused = [((1 - SEMANTIC_WEIGHT) * (score / top if top > 0 else 0.0)
-              + SEMANTIC_WEIGHT * ((meaning[pos] - low) / (high - low) if high > low else 1.0)
-              if score > 0 or top <= 0 else 0.0, pos)
-             for score, pos in scored]
+    fused = [(fusion(score, top, meaning[pos], low, high) if score > 0 or top <= 0 else 0.0,
+              pos) for score, pos in scored]
     return sorted(fused, key=lambda pair: (-pair[0], pair[1]))
+
+
+def fusion(bm25: float, best_bm25: float, cosine: float, low: float, high: float) -> float:
+    """Words and meaning in one score (0..1): BM25F over the best BM25F among those ranked
+    together, and the cosine min-max scaled over them (`low`..`high`), weighted
+    1 - SEMANTIC_WEIGHT and SEMANTIC_WEIGHT."""
+    words = bm25 / best_bm25 if best_bm25 > 0 else 0.0
+    close = (cosine - low) / (high - low) if high > low else 1.0
+    return (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * close
 
 
 # A transcript note (a whole conversation, one `##` per turn) may list this many of its
@@ -438,10 +445,8 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
         # BM25F over its best: a note that shares a word with the query keeps a share of
         # the score (min-max put the weakest keyword match at 0, and the relative threshold
         # then dropped it from a small vault's results).
-        b_norm = b / high_b if high_b > 0 else 0.0
-        c_norm = (c - low_c) / (high_c - low_c) if high_c > low_c else 1.0
         hit.similarity = near - (total - mine) / (count - 1) if count > 1 else 0.0
-        hit.score = FUSED_SCALE * ((1 - SEMANTIC_WEIGHT) * b_norm + SEMANTIC_WEIGHT * c_norm)
+        hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c)
     return hits, numbers
 
 

@@ -289,7 +289,9 @@ def test_fusion_reads_every_notes_cosine_and_the_closest_notes_in_order(
     model, _ = embedder(index.vault.root)
     compared = 0
     for query in ("where does the kitty nap", "garden mouse", "database connections"):
-        sims = store.similarities(model.embed([query], store.folder)[0])
+        sims = dict(zip(store.paths,
+                        store.cosines(model.embed([query], store.folder)[0]).tolist(),
+                        strict=True))
         total = sum(sims.values())
         words = engine.candidates(index, query, (), Filters(), meaning=False)
         fused = engine.candidates(index, query, (), Filters())
@@ -323,4 +325,3 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
         assert cosines.dtype == np.float32 and cosines.shape == (len(rows),)
         assert np.array_equal(cosines, np.concatenate(
             [store.matrix[start:start + 64] @ query for start in range(0, len(rows), 64)]))
-    assert store.similarities(query) == dict(zip(store.paths, cosines.tolist(), strict=True))

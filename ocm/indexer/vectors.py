@@ -277,10 +277,6 @@ class VectorStore:
     def row(self, rel: str) -> int | None:
         return self._row.get(rel)
 
-    def similarities(self, query: Any) -> dict[str, float]:
-        """relpath -> cosine similarity with a unit-length query vector."""
-        return dict(zip(self.paths, self.cosines(query).tolist(), strict=True))
-
     def part_similarities(self, rel: str, query: Any) -> list[float] | None:
         """The cosine of each of a note's section rows with a unit-length query vector, in
         the order of its stored chunks; None for a note embedded whole only."""

@@ -163,18 +163,17 @@ class VectorStore:
         """Changed notes (their section count unchanged) rewritten in their rows, new ones
         appended."""
         rows, part_rows = self._vectors_of(found, embedder)
-        new_rows: list[int] = []
-        new_parts: list[tuple[int, int]] = []
+        new_rows: list[int] = []  # positions in `rows` / `part_rows` of the new notes'
+        new_part_rows: list[int] = []
         at = 0
         for number, (rel, got) in enumerate(found):
             count = len(got[1])
             row = self._row.get(rel)
             if row is None:
-                new_rows.append(number)
-                new_parts.append((at, at + count))
                 self._row[rel] = len(self.paths)
-                self._part_start.append(len(self.part_matrix) + sum(
-                    end - begin for begin, end in new_parts[:-1]))
+                self._part_start.append(len(self.part_matrix) + len(new_part_rows))
+                new_rows.append(number)
+                new_part_rows.extend(range(at, at + count))
                 self.paths.append(rel)
                 self.sigs.append(list(notes[rel]))
                 self.parts.append(count)
@@ -186,8 +185,7 @@ class VectorStore:
             at += count
         if new_rows:
             self.matrix = self._appended("matrix", rows[new_rows])
-            self.part_matrix = self._appended("part_matrix", part_rows[
-                [i for begin, end in new_parts for i in range(begin, end)]])
+            self.part_matrix = self._appended("part_matrix", part_rows[new_part_rows])
 
     def _appended(self, name: str, rows: Any) -> Any:
         """`rows` after the matrix `name`, in spare room kept behind it (doubled when full)."""

@@ -97,26 +97,38 @@ def _quit(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=60)
 
 
-def test_fts5_baseline_sees_new_changed_and_deleted_notes(tmp_path: Path) -> None:
+def _two_notes(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A vault of two gotchas: (vault, a.md about redis, b.md about webhooks)."""
     vault = tmp_path / "vault"
     (vault / "memories" / "gotcha").mkdir(parents=True)
     a = vault / "memories" / "gotcha" / "a.md"
     b = vault / "memories" / "gotcha" / "b.md"
     a.write_text("---\ntitle: Redis pool\n---\n\nThe redis pool is capped at ten.\n")
     b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body.\n")
+    return vault, a, b
+
+
+def _change_refresh_edit_write(proc: subprocess.Popen[str], a: Path, b: Path) -> None:
+    """b changed and a deleted on disk: a warm search reads no disk, a refresh sees both;
+    then an edit made outside is found and a write goes through the engine."""
+    b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body; kafka too.\n")
+    a.unlink()
+    assert _ask(proc, op="search", q="kafka")["hits"] == []
+    assert _ask(proc, op="refresh_search", q="kafka")["hits"] == ["memories/gotcha/b.md"]
+    assert _ask(proc, op="refresh_search", q="redis")["hits"] == []
+    assert _ask(proc, op="edit_found")["found"] is True
+    assert _ask(proc, op="write", title="Pool", text="pgbouncer in transaction mode")[
+        "seconds"] > 0
+
+
+def test_fts5_baseline_sees_new_changed_and_deleted_notes(tmp_path: Path) -> None:
+    vault, a, b = _two_notes(tmp_path)
     proc = _driver(vault, tmp_path / "work")
     try:
         assert _ask(proc, op="build")["notes"] == 2
         assert _ask(proc, op="search", q="redis")["hits"] == ["memories/gotcha/a.md"]
         assert _ask(proc, op="search", q="kafka")["hits"] == []
-        b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body; kafka too.\n")
-        a.unlink()
-        assert _ask(proc, op="search", q="kafka")["hits"] == []  # a warm search reads no disk
-        assert _ask(proc, op="refresh_search", q="kafka")["hits"] == ["memories/gotcha/b.md"]
-        assert _ask(proc, op="refresh_search", q="redis")["hits"] == []
-        assert _ask(proc, op="edit_found")["found"] is True
-        assert _ask(proc, op="write", title="Pool", text="pgbouncer in transaction mode")[
-            "seconds"] > 0
+        _change_refresh_edit_write(proc, a, b)
         assert _ask(proc, op="search", q="pgbouncer")["hits"] == ["peer-writes/fts5-00002.md"]
     finally:
         _quit(proc)
@@ -157,12 +169,7 @@ def _has_basic_memory() -> bool:
 
 @pytest.mark.skipif(not _has_basic_memory(), reason="no basic-memory venv (peers.py makes it)")
 def test_basic_memory_driver_syncs_its_own_copy_and_sees_writes_and_edits(tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    (vault / "memories" / "gotcha").mkdir(parents=True)
-    a = vault / "memories" / "gotcha" / "a.md"
-    b = vault / "memories" / "gotcha" / "b.md"
-    a.write_text("---\ntitle: Redis pool\n---\n\nThe redis pool is capped at ten.\n")
-    b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body.\n")
+    vault, a, b = _two_notes(tmp_path)
     before = a.read_text()
     work = tmp_path / "work"
     proc = _driver(vault, work, "basic-memory", BM_PYTHON)
@@ -171,14 +178,7 @@ def test_basic_memory_driver_syncs_its_own_copy_and_sees_writes_and_edits(tmp_pa
         assert a.read_text() == before  # it rewrites frontmatter, but only in its own copy
         assert "permalink:" in (work / "bm-bench" / "memories" / "gotcha" / "a.md").read_text()
         assert _ask(proc, op="search", q="redis")["hits"] == ["memories/gotcha/a.md"]
-        b.write_text("---\ntitle: Stripe\n---\n\nWebhooks need the raw body; kafka too.\n")
-        a.unlink()
-        assert _ask(proc, op="search", q="kafka")["hits"] == []
-        assert _ask(proc, op="refresh_search", q="kafka")["hits"] == ["memories/gotcha/b.md"]
-        assert _ask(proc, op="refresh_search", q="redis")["hits"] == []
-        assert _ask(proc, op="edit_found")["found"] is True
-        assert _ask(proc, op="write", title="Pool", text="pgbouncer in transaction mode")[
-            "seconds"] > 0
+        _change_refresh_edit_write(proc, a, b)
         assert _ask(proc, op="search", q="pgbouncer")["hits"] == ["peer-writes/Pool.md"]
     finally:
         _quit(proc)

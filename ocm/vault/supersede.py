@@ -14,6 +14,10 @@ more way to agree for records that share a file: the mean of the lexical score a
 meaning reaching THRESHOLD_WITH_MEANING catches rewrites that keep the subject but change
 the words. This module never embeds anything itself.
 
+A plan reported done (ocm/vault/plandone.py) is a last way for records that share a file:
+the older says a change should be made to something, the newer reports it made ("should be
+split" -> "was refactored into domain modules"), which words and meaning both miss.
+
 Never across scopes, never within one session, never for `session_summary` records or
 records with a `key` (keys have their own explicit supersede).
 """
@@ -26,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import plandone
 
 # Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
 THRESHOLD_SHARED_FILE = 0.77
@@ -76,10 +82,14 @@ def _norm_file(path: str) -> str:
     return str(path).strip().removeprefix("./").strip("/").lower()
 
 
-def shared_files(a: Iterable[str], b: Iterable[str]) -> bool:
+def common_files(a: Iterable[str], b: Iterable[str]) -> set[str]:
     left = {_norm_file(f) for f in a if str(f).strip()}
     right = {_norm_file(f) for f in b if str(f).strip()}
-    return bool(left & right)
+    return left & right
+
+
+def shared_files(a: Iterable[str], b: Iterable[str]) -> bool:
+    return bool(common_files(a, b))
 
 
 def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
@@ -105,13 +115,19 @@ class Decision:
     threshold: float
     meaning: float | None = None
     with_meaning: float = THRESHOLD_WITH_MEANING
+    done: str = ""  # how the newer record reports done what the older planned
 
     @property
-    def supersede(self) -> bool:
+    def alike(self) -> bool:
+        """Words, or words and meaning together, say the two records agree."""
         if self.score >= self.threshold:
             return True
         return (self.meaning is not None and self.shared_file
                 and (self.score + self.meaning) / 2 >= self.with_meaning)
+
+    @property
+    def supersede(self) -> bool:
+        return self.alike or bool(self.done)
 
 
 # Auto-supersede is for fact-sized records. Between long texts (transcripts, patches, pasted
@@ -122,12 +138,16 @@ MAX_FACT_CHARS = 1500
 def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: str,
           new_text: str, new_files: Iterable[str],
           thresholds: tuple[float, float] | None = None, meaning: Meaning | None = None,
-          with_meaning: float = THRESHOLD_WITH_MEANING) -> Decision:
+          with_meaning: float = THRESHOLD_WITH_MEANING,
+          action_threshold: float = plandone.THRESHOLD_ACTION) -> Decision:
     """Words decide alone; meaning is asked only for records that share a file, whose words
-    fall short but could still reach `with_meaning` together with it."""
+    fall short but could still reach `with_meaning` together with it. Records sharing a
+    file that neither agree on is a plan the newer one reports done (`plandone.answered`,
+    meaning compares the two actions across verb families at `action_threshold`)."""
     shared_threshold, strict_threshold = thresholds or (THRESHOLD_SHARED_FILE,
                                                         THRESHOLD_NO_SHARED_FILE)
-    shared = shared_files(old_files, new_files)
+    common = common_files(old_files, new_files)
+    shared = bool(common)
     threshold = shared_threshold if shared else strict_threshold
     if max(len(old_text), len(new_text)) > MAX_FACT_CHARS:
         return Decision(0.0, shared, threshold)
@@ -135,7 +155,12 @@ def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: st
     cosine_ = None
     if meaning is not None and shared and 2 * with_meaning - 1 <= score < threshold:
         cosine_ = meaning(record_text(old_title, old_text), record_text(new_title, new_text))
-    return Decision(score, shared, threshold, cosine_, with_meaning)
+    decision = Decision(score, shared, threshold, cosine_, with_meaning)
+    if shared and not decision.alike:
+        decision.done = plandone.answered(record_text(old_title, old_text),
+                                          record_text(new_title, new_text), common, meaning,
+                                          action_threshold)
+    return decision
 
 
 def eligible(new: dict, old: dict) -> bool:
@@ -163,12 +188,19 @@ class Match:
     score: float
     shared_file: bool
     meaning: float | None = None
+    done: str = ""
+
+    @classmethod
+    def of(cls, note_id: str, path: object, title: str, decision: Decision) -> Match:
+        return cls(note_id, path, title, decision.score, decision.shared_file,
+                   decision.meaning, decision.done)
 
     @property
     def why(self) -> str:
         shared = "same file" if self.shared_file else "no shared file"
         meant = f", meaning {self.meaning:.2f}" if self.meaning is not None else ""
-        return f"similarity {self.score:.2f}{meant}, {shared}"
+        done = f", plan reported done: {self.done}" if self.done else ""
+        return f"similarity {self.score:.2f}{meant}, {shared}{done}"
 
     def reason(self, new_id: str) -> str:
         return f"auto-superseded by {new_id} ({self.why})"
@@ -211,8 +243,9 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
     best: Match | None = None
     new_bag = _bag(str(new.get("title") or ""), content)
     floor = lowest_score(meaning is not None)
+    names = done_file_names(new, content)
     for path in paths:
-        if not worth_parsing(path, new_bag, floor):
+        if not worth_parsing(path, new_bag, floor, names=names):
             continue
         try:
             note = MemoryNote(read_document(path))
@@ -227,8 +260,7 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
                          str(new.get("title") or ""), content, new.get("files") or [],
                          meaning=meaning)
         if decision.supersede and (best is None or decision.score > best.score):
-            best = Match(note.id, path, note.title, decision.score, decision.shared_file,
-                         decision.meaning)
+            best = Match.of(note.id, path, note.title, decision)
     return best
 
 
@@ -247,12 +279,23 @@ def lowest_score(with_meaning: bool) -> float:
     return min(lowest, 2 * THRESHOLD_WITH_MEANING - 1) if with_meaning else lowest
 
 
+def done_file_names(new: dict, content: str) -> tuple[str, ...]:
+    """The names of the new record's files when it reports a change done (a plan of an
+    older record naming one of them may be answered, however few words they share)."""
+    files = [str(f) for f in new.get("files") or [] if str(f).strip()]
+    if not files or not plandone.reports_done(record_text(str(new.get("title") or ""),
+                                                          content)):
+        return ()
+    return tuple(_norm_file(f).rsplit("/", 1)[-1] for f in files)
+
+
 def worth_parsing(path: Path, new_bag: Counter[str], floor: float,
-                  keyless: bool = True) -> bool:
+                  keyless: bool = True, names: tuple[str, ...] = ()) -> bool:
     """A cheap look at the raw file (no YAML): active, keyless (unless `keyless` is False),
-    and similar enough that the loosest rule (`floor`) could be reached. Keeps a remember
-    in a big vault to one read per record of its type and a full parse only for the few
-    that look alike."""
+    and similar enough that the loosest rule (`floor`) could be reached, or naming one of
+    `names` (files of a new record reporting a change done). Keeps a remember in a big
+    vault to one read per record of its type and a full parse only for the few that look
+    alike."""
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -269,6 +312,8 @@ def worth_parsing(path: Path, new_bag: Counter[str], floor: float,
     key = _FM_LINE["key"].search(head) if keyless else None
     if key and key.group(1).strip() not in ("", "null", "~", "''", '""'):
         return False
+    if names and any(name in head.lower() for name in names):
+        return True
     title = _FM_LINE["title"].search(head)
     score = cosine(new_bag, _bag(title.group(1) if title else "", body))
     return score >= floor - PREFILTER_MARGIN
@@ -307,8 +352,7 @@ def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]
                 decision = judge(old.title, old.content, old.str_list("files"), new.title,
                                  new.content, info["files"], meaning=meaning)
                 if decision.supersede and (best is None or decision.score > best.score):
-                    best = Match(old.id, old_path, old.title, decision.score,
-                                 decision.shared_file, decision.meaning)
+                    best = Match.of(old.id, old_path, old.title, decision)
             if best is not None:
                 retired.add(best.old_id)
                 out.append((info, best))

@@ -4,6 +4,7 @@
     python bench/supersede.py --tune      # grid-search thresholds on the `tune` split
     python bench/supersede.py --families  # the rules with meaning compared, tuned alike
     python bench/supersede.py --cost      # one-shot `ocm remember` with and without meaning
+    python bench/supersede.py --replay    # every same-type pair of the coding vault judged
     OCM_SEMANTIC=0 python bench/supersede.py   # words only (the fallback)
 
 Each line of `bench/data/coding/supersede_pairs.jsonl` is an older and a newer memory of the
@@ -11,6 +12,9 @@ same type, labelled `supersede` (the newer restates the older with an update) or
 (a look-alike about something else; both must stay active). Pairs alternate between a
 `tune` split (thresholds chosen there) and a held-out `test` split; both are reported.
 Meaning is the cosine of the product's own embeddings (ocm/indexer/likeness.py).
+The rules are reported apart: words (and meaning) alone, then with the plan-reported-done
+route (ocm/vault/plandone.py), whose action threshold is tuned after the others, on the
+tune split too.
 The measure goes through the product's own write path: every pair is written to a fresh
 vault with `Project.remember` and we read back whether the older record was superseded.
 """
@@ -27,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ocm.indexer.likeness import Likeness  # noqa: E402
-from ocm.vault import supersede  # noqa: E402
+from ocm.vault import plandone, supersede  # noqa: E402
 
 PAIRS = ROOT / "bench" / "data" / "coding" / "supersede_pairs.jsonl"
 MIN_PRECISION = 0.95
@@ -40,13 +44,20 @@ def load() -> list[dict]:
             if line.strip()]
 
 
+def decide(pair: dict, thresholds: tuple[float, float] | None = None,
+           with_meaning: float = supersede.THRESHOLD_WITH_MEANING,
+           action: float = plandone.THRESHOLD_ACTION) -> supersede.Decision:
+    old, new = pair["old"], pair["new"]
+    return supersede.judge(old["title"], old["content"], old["files"], new["title"],
+                           new["content"], new["files"], thresholds, MEANING,
+                           with_meaning, action)
+
+
 def predict(pair: dict, thresholds: tuple[float, float] | None = None,
             with_meaning: float = supersede.THRESHOLD_WITH_MEANING) -> tuple[bool, float]:
-    old, new = pair["old"], pair["new"]
-    decision = supersede.judge(old["title"], old["content"], old["files"], new["title"],
-                               new["content"], new["files"], thresholds, MEANING,
-                               with_meaning)
-    return decision.supersede, decision.score
+    """Words and meaning, without the plan-reported-done route (tuned apart, after)."""
+    decision = decide(pair, thresholds, with_meaning)
+    return decision.alike, decision.score
 
 
 def lexical_and_meaning(pair: dict) -> tuple[float, float, bool]:
@@ -138,6 +149,71 @@ def tune_meaning(pairs: list[dict], thresholds: tuple[float, float]) -> float:
                 pairs)[0]
 
 
+def tune_action(pairs: list[dict], thresholds: tuple[float, float], with_meaning: float
+                ) -> float:
+    """The plan-reported-done action threshold, on the tune split, the others fixed."""
+    return pick([((a,), [decide(p, thresholds, with_meaning, a).supersede for p in pairs])
+                 for a in GRID], pairs)[0]
+
+
+def replay(meaning: bool = True) -> dict:
+    """Every (older, newer) pair of records of one type in the coding vault, whatever their
+    status, judged as a write of the newer would judge it: which rule would supersede, and
+    whether the vault itself records the older as superseded by the newer."""
+    from ocm.vault.memories import MemoryNote
+    from ocm.vault.store import read_document
+
+    vault = ROOT / "bench" / "data" / "coding" / "vault" / "memories"
+    notes = [MemoryNote(read_document(path)) for path in sorted(vault.rglob("*.md"))]
+    notes.sort(key=lambda n: (n.type, str(n.created)))
+    out: dict = {"records": len(notes), "pairs": 0, "sharing_a_file": 0, "alike": [],
+                 "plan_reported_done": []}
+    for i, new in enumerate(notes):
+        for old in notes[:i]:
+            if old.type != new.type or old.type in supersede.EXCLUDED_TYPES:
+                continue
+            out["pairs"] += 1
+            out["sharing_a_file"] += supersede.shared_files(old.str_list("files"),
+                                                            new.str_list("files"))
+            decision = supersede.judge(old.title, old.content, old.str_list("files"),
+                                       new.title, new.content, new.str_list("files"),
+                                       meaning=MEANING if meaning else None)
+            if not decision.supersede:
+                continue
+            row = {"old": old.id, "new": new.id, "old_status": old.status,
+                   "recorded": old.superseded_by == new.id, "score": round(decision.score, 3)}
+            if decision.alike:
+                out["alike"].append(row)
+            else:
+                out["plan_reported_done"].append({**row, "done": decision.done})
+    return out
+
+
+def cross(pairs: list[dict]) -> dict:
+    """A harder look-alike set for the plan-reported-done route: every record of the pairs
+    file against every other (older -> newer, whatever their type), their files taken as
+    shared. A fire counts as right only when the newer record is the newer side of a
+    `supersede` pair whose older side says the same as the older record."""
+    records = [(p, side, supersede.record_text(p[side]["title"], p[side]["content"]))
+               for p in pairs for side in ("old", "new")]
+    answers = {(supersede.record_text(p["old"]["title"], p["old"]["content"]), p["id"])
+               for p in pairs if p["label"] == "supersede"}
+    out: dict = {"ordered_pairs": 0, "right": 0, "wrong": []}
+    for old_pair, _, old_text in records:
+        for new_pair, new_side, new_text in records:
+            if old_text == new_text:
+                continue
+            out["ordered_pairs"] += 1
+            files = set(old_pair["old"]["files"]) | set(new_pair["new"]["files"])
+            if not plandone.answered(old_text, new_text, files, MEANING):
+                continue
+            if new_side == "new" and (old_text, new_pair["id"]) in answers:
+                out["right"] += 1
+            else:
+                out["wrong"].append(f"{old_pair['id']} -> {new_pair['id']}.{new_side}")
+    return out
+
+
 def through_the_product(pairs: list[dict]) -> list[bool]:
     """Write each pair with Project.remember in a fresh vault; was the old one superseded?"""
     import os
@@ -208,6 +284,7 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--families", action="store_true")
     parser.add_argument("--cost", action="store_true")
+    parser.add_argument("--replay", action="store_true")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args()
     pairs = load()
@@ -217,31 +294,44 @@ def main() -> None:
     if args.cost:
         print(json.dumps(cost(), indent=2))
         return
+    if args.replay:
+        print(json.dumps({"coding_vault": replay(), "pairs_file_cross": cross(pairs)},
+                         indent=2))
+        return
     chosen = (supersede.THRESHOLD_SHARED_FILE, supersede.THRESHOLD_NO_SHARED_FILE)
     with_meaning = supersede.THRESHOLD_WITH_MEANING
+    action = plandone.THRESHOLD_ACTION
     if args.tune:
         tune_split = [p for p in pairs if p["split"] == "tune"]
         chosen = tune(tune_split)
         with_meaning = tune_meaning(tune_split, chosen)
+        action = tune_action(tune_split, chosen, with_meaning)
         print(f"tuned thresholds: shared file {chosen[0]}, no shared file {chosen[1]}, "
-              f"with meaning {with_meaning}")
+              f"with meaning {with_meaning}, plan reported done {action}")
     report = {}
+    decisions = [decide(p, chosen, with_meaning, action) for p in pairs]
     for name in ("tune", "test", "all"):
-        subset = [p for p in pairs if name == "all" or p["split"] == name]
-        report[name] = scores(subset, [predict(p, chosen, with_meaning)[0] for p in subset])
+        rows = [i for i, p in enumerate(pairs) if name == "all" or p["split"] == name]
+        subset = [pairs[i] for i in rows]
+        report[name] = scores(subset, [decisions[i].supersede for i in rows])
+        report[name + "_without_plan_done"] = scores(subset, [decisions[i].alike
+                                                              for i in rows])
     report["product_path_all"] = scores(pairs, through_the_product(pairs)) if not (
         args.tune) else None
     print(json.dumps({"meaning": MEANING.failed or "on",
                       "thresholds": {"shared_file": chosen[0], "no_shared_file": chosen[1],
-                                     "with_meaning": with_meaning}, **report}, indent=2))
+                                     "with_meaning": with_meaning,
+                                     "plan_reported_done_action": action}, **report},
+                     indent=2))
     if args.verbose:
-        for p in pairs:
-            hit, score = predict(p, chosen, with_meaning)
+        for p, decision in zip(pairs, decisions, strict=True):
+            hit = decision.supersede
             cos = lexical_and_meaning(p)[1]
             flag = "" if hit == (p["label"] == "supersede") else "  <-- wrong"
-            print(f"{p['id']} {p['split']:<4} {p['label']:<9} {score:.3f} {cos:.3f} "
-                  f"{'shared' if supersede.shared_files(p['old']['files'], p['new']['files']) else '      '}"  # noqa: E501
-                  f" {p['new']['title'][:50]}{flag}")
+            route = "done " if decision.done else "     "
+            print(f"{p['id']} {p['split']:<4} {p['label']:<9} {decision.score:.3f} {cos:.3f} "
+                  f"{'shared' if decision.shared_file else '      '} {route}"
+                  f"{p['new']['title'][:50]}{flag}")
 
 
 if __name__ == "__main__":

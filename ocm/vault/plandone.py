@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # Cross-family actions: cosine of "verb + object" at least this (bench/supersede.py --tune).
-THRESHOLD_ACTION = 0.60
+THRESHOLD_ACTION = 0.63
 ACTION_WORDS = 8  # what follows the verb, at most, in the action compared by meaning
 
 # Change verbs by family: base form, then the forms that report it done.
@@ -86,8 +86,8 @@ _PASSIVE_DONE = re.compile(r"^(?:was|were|has\s+been|have\s+been|had\s+been|is\s
                            r"are\s+now|got)$", re.I)
 _CLAUSE_START = re.compile(r"[.;:!?](?=\s|$)|\n")  # not the dot of "constants.ts"
 _CONDITION = re.compile(r"\b(?:if|unless|until|whether|once|when|before|after)\b", re.I)
-_PREPOSITION = re.compile(r"\b(?:into|in|to|from|with|by|on|for|as|so|because|once|before|"
-                          r"after|under|and|but)\b", re.I)
+_PREPOSITION = re.compile(r"\b(?:up|out|into|in|to|from|with|by|on|for|as|so|because|once|"
+                          r"before|after|under|and|but)\b", re.I)
 _PATH_RE = re.compile(r"[\w@~/.-]*[\w-]\.[A-Za-z][\w]*|[\w@~.-]+/[\w@~./-]*")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Subject words that name nothing by themselves: a clause about "it" or "the file" is
@@ -96,14 +96,16 @@ _VAGUE_TEXT = """it its this that these those they them we us our i you he she o
     everything something file code module line lines"""
 _STOP_TEXT = """a an the of and or but is are was were be been to in on at for from by with
     as all every each some any no not now still also very too only just our their its which
-    who whose what that"""
+    who whose what that into onto under over per up out so because before after once than
+    then there here instead"""
 _IGNORED = frozenset(_VAGUE_TEXT.split()) | frozenset(_STOP_TEXT.split())
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: len(word) - len(suffix)] + ("y" if suffix == "ies" else "")
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
     return word
 
 
@@ -116,8 +118,8 @@ def _path_stem(match: re.Match[str]) -> str:
 def subject_words(text: str) -> frozenset[str]:
     """The words that name what a clause is about (paths by their file name)."""
     plain = _PATH_RE.sub(_path_stem, text).lower()
-    return frozenset(_stem(w) for w in _WORD_RE.findall(plain)
-                     if w not in _IGNORED and not w.isdigit() and len(w) > 1)
+    words = {_stem(w) for w in _WORD_RE.findall(plain) if w not in _IGNORED}
+    return frozenset(w for w in words if w not in _IGNORED and not w.isdigit() and len(w) > 1)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ class Clause:
     family: str
     action: str  # the verb and what follows it, for meaning ("split into domain modules")
     about: frozenset[str]  # subject words
+    objects: frozenset[str]  # what follows the verb ("into domain modules": domain)
+    vague: bool  # the subject was a pronoun, `about` is what the record said before it
 
 
 def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bool
@@ -144,12 +148,14 @@ def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bo
         # "should split X" / "has split X" act on X; "X should be split" / "X was split"
         active = (not _PASSIVE_DONE.match(found.group("aux"))) if done else (
             found.group("be") is None)
-        if active or not about:  # "TODO: split X", "we have split X": X is what it is about
+        if active:  # "TODO: split X", "we have split X": X is what it is about
             about |= subject_words(_PREPOSITION.split(rest, 1)[0])
-        if not about:  # "it should be split": what the record said before, and its files
-            about = set(subject_words(before)) | stems
-        action = " ".join([verb, *rest.split()[:ACTION_WORDS]])
-        out.append(Clause(family, action, frozenset(about)))
+        vague = not about
+        if vague:  # "it should be split": what the record said before, else its files
+            about = set(subject_words(before)) or stems
+        words = rest.split()[:ACTION_WORDS]
+        out.append(Clause(family, " ".join([verb, *words]), frozenset(about),
+                          subject_words(" ".join(words)), vague))
     return out
 
 
@@ -181,18 +187,21 @@ def answered(old_text: str, new_text: str, files: Iterable[str],
     done = reports(new_text, files)
     if not done:
         return ""
-    planned = plans(old_text, files)
     still = plans(new_text, files)
-    for plan in planned:
+    for plan in plans(old_text, files):
         for change in done:
-            if not plan.about & change.about:
+            if not plan.about & change.about or any(
+                    p.family == plan.family and p.about & plan.about for p in still):
                 continue
-            if any(p.family == plan.family and p.about & plan.about for p in still):
-                continue
-            if plan.family == change.family:
-                return f"{plan.action!r} done: {change.action!r}"
-            if meaning is not None:
-                cosine = meaning(plan.action, change.action)
-                if cosine is not None and cosine >= threshold:
-                    return f"{plan.action!r} done: {change.action!r} (meaning {cosine:.2f})"
+            how = f"{plan.action!r} done: {change.action!r}"
+            # A subject named only by a pronoun is told apart by what the change made:
+            # "it should be extracted into a decorator" is not answered by "client.py was
+            # split into two modules", though both are about client.py and restructure it.
+            objects_differ = ((plan.vague or change.vague) and plan.objects
+                              and change.objects and not plan.objects & change.objects)
+            if plan.family == change.family and not objects_differ:
+                return how
+            cosine = meaning(plan.action, change.action) if meaning is not None else None
+            if cosine is not None and cosine >= threshold:
+                return f"{how} (meaning {cosine:.2f})"
     return ""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 
 # Cross-family actions: cosine of "verb + object" at least this (bench/supersede.py --tune).
 THRESHOLD_ACTION = 0.63
@@ -78,35 +79,22 @@ _PROBLEM_RE = re.compile(
     r"\b(?P<aux>is|are)\s+(?:now\s+|still\s+)?(?:over\s+|about\s+|almost\s+)?"
     r"(?P<verb>\d[\d,]*\s+lines|too\s+(?:long|big|large)|huge|bloated)\b(?P<rest>)"
     r"(?P<be>)", re.I)
+_SINCE = r"(?:now|since|already|finally|just|recently)\s+"
 _DONE_RE = re.compile(
-    rf"\b(?P<aux>was|were|has\s+been|have\s+been|had\s+been|is\s+now|are\s+now|got|"
-    rf"has|have)\s+(?:now\s+|finally\s+|since\s+|already\s+)*{_ADVERB}"
+    rf"\b(?P<aux>was|were|(?:has|have|had)\s+(?:{_SINCE})?been|is\s+now|are\s+now|got|"
+    rf"has|have)\s+(?:{_SINCE})*{_ADVERB}"
     rf"(?P<verb>{_alternation(_DONE)})\b(?P<rest>(?:[^.;:!?\n]|[.:](?=\S))*)", re.I)
-_PASSIVE_DONE = re.compile(r"^(?:was|were|has\s+been|have\s+been|had\s+been|is\s+now|"
+_PASSIVE_DONE = re.compile(rf"^(?:was|were|(?:has|have|had)\s+(?:{_SINCE})?been|is\s+now|"
                            r"are\s+now|got)$", re.I)
 _CLAUSE_START = re.compile(r"[.;:!?](?=\s|$)|\n")  # not the dot of "constants.ts"
 _CONDITION = re.compile(r"\b(?:if|unless|until|whether|once|when|before|after)\b", re.I)
 _PREPOSITION = re.compile(r"\b(?:up|out|into|in|to|from|with|by|on|for|as|so|because|once|"
                           r"before|after|under|and|but)\b", re.I)
 _PATH_RE = re.compile(r"[\w@~/.-]*[\w-]\.[A-Za-z][\w]*|[\w@~.-]+/[\w@~./-]*")
-_WORD_RE = re.compile(r"[a-z0-9]+")
-# Subject words that name nothing by themselves: a clause about "it" or "the file" is
-# about what its record is about.
-_VAGUE_TEXT = """it its this that these those they them we us our i you he she one someone
-    everything something file code module line lines"""
-_STOP_TEXT = """a an the of and or but is are was were be been to in on at for from by with
-    as all every each some any no not now still also very too only just our their its which
-    who whose what that into onto under over per up out so because before after once than
-    then there here instead"""
-_IGNORED = frozenset(_VAGUE_TEXT.split()) | frozenset(_STOP_TEXT.split())
-
-
-def _stem(word: str) -> str:
-    if word.endswith("ies") and len(word) > 5:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
+# Beyond auto-supersede's stopwords, subject words that name nothing by themselves: a
+# clause about "it" or "the file" is about what its record is about.
+_VAGUE_TEXT = """us he she someone everything something file files code module modules line lines
+    still onto under over up out because here instead whose"""
 
 
 def _path_stem(match: re.Match[str]) -> str:
@@ -116,10 +104,19 @@ def _path_stem(match: re.Match[str]) -> str:
 
 
 def subject_words(text: str) -> frozenset[str]:
-    """The words that name what a clause is about (paths by their file name)."""
-    plain = _PATH_RE.sub(_path_stem, text).lower()
-    words = {_stem(w) for w in _WORD_RE.findall(plain) if w not in _IGNORED}
-    return frozenset(w for w in words if w not in _IGNORED and not w.isdigit() and len(w) > 1)
+    """The words that name what a clause is about (paths by their file name), as
+    auto-supersede counts words (stemmed, stopwords dropped), numbers and vague words left
+    out."""
+    from .supersede import tokens  # that module asks this one
+
+    vague = _vague(tokens)
+    return frozenset(w for w in tokens(_PATH_RE.sub(_path_stem, text))
+                     if w not in vague and not w.isdigit())
+
+
+@cache
+def _vague(tokens: Callable[[str], list[str]]) -> frozenset[str]:
+    return frozenset(tokens(_VAGUE_TEXT))
 
 
 @dataclass(frozen=True)
@@ -175,6 +172,7 @@ def reports_done(text: str) -> bool:
     return bool(reports(text))
 
 
+# The cosine of two texts' embeddings, None when it cannot be had (ocm/indexer/likeness.py).
 Meaning = Callable[[str, str], float | None]
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,8 +99,7 @@ def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
     return cosine(bag_a, bag_b)
 
 
-# The cosine of two texts' embeddings (old record, new record), None when it cannot be had.
-Meaning = Callable[[str, str], float | None]
+Meaning = plandone.Meaning  # the cosine of two texts' embeddings (old record, new record)
 
 
 def record_text(title: str, text: str) -> str:

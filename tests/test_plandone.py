@@ -75,6 +75,19 @@ def test_a_subject_named_by_a_pronoun_is_told_apart_by_what_the_change_made() ->
     assert done(old, "The retry loop was extracted into a @retrying decorator", files, files)
 
 
+def test_the_same_change_made_to_another_end_does_not_answer() -> None:
+    old = "The Stripe client must be updated to API version 2024-06."
+    files = ["src/payments/stripe_client.py"]
+    assert plandone.answered(old, "The Stripe client was updated to retry on 429 responses.",
+                             files) == ""
+    assert plandone.answered(old, "The Stripe client was updated to API version 2024-06; "
+                             "webhooks verified.", files)
+    # a reason is not what the change made: "now that ..." does not disagree with "from"
+    assert plandone.answered("The purge step should be dropped now that the CDN honours "
+                             "cache tags.", "The purge step was deleted from "
+                             "scripts/deploy.sh.", ["scripts/deploy.sh"])
+
+
 def test_across_verb_families_meaning_decides() -> None:
     old = "app/settings.py reads os.environ by hand; it should move to pydantic-settings"
     new = "app/settings.py was migrated to a pydantic-settings BaseSettings class"

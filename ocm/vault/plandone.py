@@ -13,9 +13,11 @@ thing (was / were / has been + a change verb). That is this rule:
   is "constants"); a clause whose subject is only a pronoun ("it should be split") stands
   for what its record said before it, and the record's files;
 * the done change answers the planned one: the same verb family (split, refactored,
-  extracted, broken up are one family; removed, deleted, dropped another), or, across
-  families, the two actions (verb and what follows it) close in meaning: cosine of their
-  embeddings at least `THRESHOLD_ACTION`, tuned on the tune split of
+  extracted, broken up are one family; removed, deleted, dropped another) and, when both
+  name what the change makes (the words after the verb, a reason such as "now that ..."
+  left out), a word in common; or, across families, the two actions (verb and what
+  follows it) close in meaning: cosine of their embeddings at least `THRESHOLD_ACTION`,
+  tuned on the tune split of
   bench/data/coding/supersede_pairs.jsonl (`python bench/supersede.py --tune`);
 * the newer record does not still plan the same change, and the done clause is not
   negated, partial or conditional ("was not split", "was partly split", "if it was split").
@@ -90,6 +92,8 @@ _CLAUSE_START = re.compile(r"[.;:!?](?=\s|$)|\n")  # not the dot of "constants.t
 _CONDITION = re.compile(r"\b(?:if|unless|until|whether|once|when|before|after)\b", re.I)
 _PREPOSITION = re.compile(r"\b(?:up|out|into|in|to|from|with|by|on|for|as|so|because|once|"
                           r"before|after|under|and|but)\b", re.I)
+_REASON = re.compile(r"\b(?:now\s+that|because|so|since|once|before|after|until|when|while|"
+                     r"unless|if|as\s+soon\s+as)\b", re.I)
 _PATH_RE = re.compile(r"[\w@~/.-]*[\w-]\.[A-Za-z][\w]*|[\w@~.-]+/[\w@~./-]*")
 # Beyond auto-supersede's stopwords, subject words that name nothing by themselves: a
 # clause about "it" or "the file" is about what its record is about.
@@ -151,8 +155,9 @@ def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bo
         if vague:  # "it should be split": what the record said before, else its files
             about = set(subject_words(before)) or stems
         words = rest.split()[:ACTION_WORDS]
+        made = _REASON.split(" ".join(words), 1)[0]  # "dropped now that ...": no object
         out.append(Clause(family, " ".join([verb, *words]), frozenset(about),
-                          subject_words(" ".join(words)), vague))
+                          subject_words(made), vague))
     return out
 
 
@@ -192,11 +197,12 @@ def answered(old_text: str, new_text: str, files: Iterable[str],
                     p.family == plan.family and p.about & plan.about for p in still):
                 continue
             how = f"{plan.action!r} done: {change.action!r}"
-            # A subject named only by a pronoun is told apart by what the change made:
-            # "it should be extracted into a decorator" is not answered by "client.py was
-            # split into two modules", though both are about client.py and restructure it.
-            objects_differ = ((plan.vague or change.vague) and plan.objects
-                              and change.objects and not plan.objects & change.objects)
+            # What the changes made must not disagree: "must be updated to API version
+            # 2024-06" is not answered by "was updated to retry on 429", nor "it should be
+            # extracted into a decorator" (it: the retry loop of client.py) by "client.py
+            # was split into two modules".
+            objects_differ = (plan.objects and change.objects
+                              and not plan.objects & change.objects)
             if plan.family == change.family and not objects_differ:
                 return how
             cosine = meaning(plan.action, change.action) if meaning is not None else None

@@ -128,8 +128,7 @@ class Clause:
     family: str
     action: str  # the verb and what follows it, for meaning ("split into domain modules")
     about: frozenset[str]  # subject words
-    objects: frozenset[str]  # what follows the verb ("into domain modules": domain)
-    vague: bool  # the subject was a pronoun, `about` is what the record said before it
+    objects: frozenset[str]  # what it is made into or with ("into domain modules": domain)
 
 
 def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bool
@@ -151,13 +150,12 @@ def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bo
             found.group("be") is None)
         if active:  # "TODO: split X", "we have split X": X is what it is about
             about |= subject_words(_PREPOSITION.split(rest, 1)[0])
-        vague = not about
-        if vague:  # "it should be split": what the record said before, else its files
+        if not about:  # "it should be split": what the record said before, else its files
             about = set(subject_words(before)) or stems
         words = rest.split()[:ACTION_WORDS]
         made = _REASON.split(" ".join(words), 1)[0]  # "dropped now that ...": no object
         out.append(Clause(family, " ".join([verb, *words]), frozenset(about),
-                          subject_words(made), vague))
+                          subject_words(made) - about))
     return out
 
 

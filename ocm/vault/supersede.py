@@ -141,8 +141,9 @@ def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: st
           action_threshold: float = plandone.THRESHOLD_ACTION) -> Decision:
     """Words decide alone; meaning is asked only for records that share a file, whose words
     fall short but could still reach `with_meaning` together with it. Records sharing a
-    file that neither agree on is a plan the newer one reports done (`plandone.answered`,
-    meaning compares the two actions across verb families at `action_threshold`)."""
+    file that neither call alike are still superseded when the newer reports done what the
+    older planned (`plandone.answered`; meaning compares the two actions across verb
+    families at `action_threshold`)."""
     shared_threshold, strict_threshold = thresholds or (THRESHOLD_SHARED_FILE,
                                                         THRESHOLD_NO_SHARED_FILE)
     common = common_files(old_files, new_files)

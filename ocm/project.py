@@ -799,6 +799,7 @@ class Project:
                    "new_title": new["title"], "type": new["type"],
                    "similarity": round(match.score, 3), "shared_file": match.shared_file,
                    "meaning": None if match.meaning is None else round(match.meaning, 3),
+                   "done": match.done or None, "why": match.why,
                    "reason": match.reason(new["id"]), "applied": False}
             if not dry_run:
                 try:

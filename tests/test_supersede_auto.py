@@ -106,6 +106,19 @@ def test_supersede_command_dry_run_then_apply(project: Project, run_ocm) -> None
     assert "notice" not in cli
 
 
+def test_supersede_command_names_a_plan_reported_done(project: Project, run_ocm) -> None:
+    files = ["src/lib/constants.ts"]
+    old = project.remember("constants.ts is 800 lines and should be split", "gotcha",
+                           files=files, auto_supersede=False)
+    new = project.remember("constants.ts was refactored into domain modules", "gotcha",
+                           files=files, auto_supersede=False)
+    out = run_ocm("supersede", "--dry-run").stdout
+    assert f"{old.id} would be superseded by {new.id}" in out
+    assert "plan reported done: 'split' done: 'refactored into domain modules'" in out
+    [row] = json.loads(run_ocm("supersede", "--dry-run", "--json").stdout)
+    assert row["done"] and row["done"] in row["why"] and not row["applied"]
+
+
 def test_bench_precision_meets_the_bar() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "supersede.py")],
                           capture_output=True, text=True, check=True, timeout=300)

@@ -159,15 +159,13 @@ def supersede_(vault: Path | None, as_json: bool, dry_run: bool, scope: str) -> 
         render.emit_json(rows)
         return
     if not rows:
-        click.echo("Nothing to supersede: no two active records of a type are that similar.")
+        click.echo("Nothing to supersede: no active record of a type is restated by a newer "
+                   "one, or reported done by it.")
         return
     verb = "would be superseded" if dry_run else "superseded"
     for row in rows:
         status = row.get("error") or verb
-        meant = "" if row["meaning"] is None else f", meaning {row['meaning']:.2f}"
-        click.echo(f"{row['type']}: {row['old_id']} {status} by {row['new_id']} "
-                   f"(similarity {row['similarity']:.2f}{meant}"
-                   f"{', same file' if row['shared_file'] else ''})")
+        click.echo(f"{row['type']}: {row['old_id']} {status} by {row['new_id']} ({row['why']})")
         click.echo(f"    old: {row['old_title']}\n    new: {row['new_title']}")
 
 

@@ -311,6 +311,31 @@ def test_fusion_reads_every_notes_cosine_and_the_closest_notes_in_order(
     assert compared >= 9
 
 
+def test_meaning_weighs_more_in_a_pasted_paragraph_than_in_a_phrase(
+        project: Project, semantic: None) -> None:
+    """No note holds a word of either query: the closest note's fused score is meaning's
+    whole weight, SEMANTIC_WEIGHT for a search phrase, PARAGRAPH_SEMANTIC_WEIGHT for a
+    paragraph of over 20 words."""
+    from ocm.indexer import search as engine
+    from ocm.indexer.hits import Filters
+
+    for text in ("Our cat sleeps on the radiator all winter", "Use ruff before committing",
+                 "Postgres connection pool size is 20", "Redis keys expire after a day"):
+        project.remember(text, "context")
+    index = project.refresh(project.vault)
+    phrase = "where does the kitty nap"
+    paragraph = ("where does the little kitty like to nap and doze off during those long "
+                 "quiet evenings when everybody else has already gone up to bed tonight")
+    assert len(phrase.split()) <= 20 < len(paragraph.split())
+    for query, weight in ((phrase, engine.SEMANTIC_WEIGHT),
+                          (paragraph, engine.PARAGRAPH_SEMANTIC_WEIGHT)):
+        assert engine.candidates(index, query, (), Filters(), meaning=False) == []
+        fused = engine.candidates(index, query, (), Filters())
+        assert fused and fused[0].title == "Our cat sleeps on the radiator all winter"
+        assert max(h.score for h in fused) == pytest.approx(engine.FUSED_SCALE * weight)
+    assert engine.PARAGRAPH_SEMANTIC_WEIGHT != engine.SEMANTIC_WEIGHT
+
+
 def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
     """Each row's cosine, in row order, as a single-threaded product gives it: the same
     floats multiplied in blocks of another size."""

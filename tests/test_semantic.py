@@ -249,6 +249,7 @@ def test_doctor_reports_semantic_search(pets: Project, run_ocm,
 def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ocm.indexer import relevance
+    from ocm.indexer import search as engine
 
     tokens = ["tkqwertyuiopas", "tkzxcvbnmlkjhg", "tkpoiuytrewqas", "tkmnbvcxzasdfg"]
     for token in tokens:
@@ -258,7 +259,11 @@ def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
         project.remember(text, "context")
     assert [h.title for h in project.search(SearchRequest(query=tokens[1], now=NOW))] == [
         f"Fact {tokens[1]} about the build."]
-    # Without the rule the other facts, close to the token only by its pieces, come along.
+    # The rule, not the relative threshold (which meaning's small weight may keep them
+    # under), holds back the other facts, close to the token only by its pieces.
+    monkeypatch.setattr(engine, "RELATIVE_THRESHOLD", 0.0)
+    assert [h.title for h in project.search(SearchRequest(query=tokens[1], now=NOW))] == [
+        f"Fact {tokens[1]} about the build."]
     monkeypatch.setattr(relevance, "FULL_COVERAGE", 2.0)
     assert len(project.search(SearchRequest(query=tokens[1], now=NOW))) > 1
 
@@ -304,6 +309,31 @@ def test_fusion_reads_every_notes_cosine_and_the_closest_notes_in_order(
             assert hit.similarity == cosine - (total - cosine) / (len(sims) - 1)
             compared += 1
     assert compared >= 9
+
+
+def test_meaning_weighs_more_in_a_pasted_paragraph_than_in_a_phrase(
+        project: Project, semantic: None) -> None:
+    """No note holds a word of either query: the closest note's fused score is meaning's
+    whole weight, SEMANTIC_WEIGHT for a search phrase, PARAGRAPH_SEMANTIC_WEIGHT for a
+    paragraph of over 20 words."""
+    from ocm.indexer import search as engine
+    from ocm.indexer.hits import Filters
+
+    for text in ("Our cat sleeps on the radiator all winter", "Use ruff before committing",
+                 "Postgres connection pool size is 20", "Redis keys expire after a day"):
+        project.remember(text, "context")
+    index = project.refresh(project.vault)
+    phrase = "where does the kitty nap"
+    paragraph = ("where does the little kitty like to nap and doze off during those long "
+                 "quiet evenings when everybody else has already gone up to bed tonight")
+    assert len(phrase.split()) <= 20 < len(paragraph.split())
+    for query, weight in ((phrase, engine.SEMANTIC_WEIGHT),
+                          (paragraph, engine.PARAGRAPH_SEMANTIC_WEIGHT)):
+        assert engine.candidates(index, query, (), Filters(), meaning=False) == []
+        fused = engine.candidates(index, query, (), Filters())
+        assert fused and fused[0].title == "Our cat sleeps on the radiator all winter"
+        assert max(h.score for h in fused) == pytest.approx(engine.FUSED_SCALE * weight)
+    assert engine.PARAGRAPH_SEMANTIC_WEIGHT != engine.SEMANTIC_WEIGHT
 
 
 def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:

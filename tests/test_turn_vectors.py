@@ -79,7 +79,7 @@ def test_the_turn_about_the_question_is_picked_without_a_shared_word(world: Proj
 
 
 def test_words_still_choose_among_turns_that_hold_them(world: Project) -> None:
-    # Meaning weighs SEMANTIC_WEIGHT: the turn that holds the rare words stays first.
+    # Meaning weighs semantic_weight(): the turn that holds the rare words stays first.
     hits = world.search("flaky login test")
     best = next(h for h in hits if h.kind == "transcript")
     assert best.chunk is not None and "#Turn 4 " in best.chunk.anchor

@@ -252,8 +252,10 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     return hits
 
 
-def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
-    """Scores a hit's chunks with the statistics of the index it came from."""
+def _chunk_scorer(indexes: list[NoteIndex],
+                  weight: float):  # -> (hit) -> [(score, position)]
+    """Scores a hit's chunks with the statistics of the index it came from, meaning
+    weighing `weight` (`semantic_weight`)."""
     stats: dict[Path, tuple[Callable, Callable]] = {}
 
     by_root = {str(ix.resolved_root): ix for ix in indexes}
@@ -273,13 +275,13 @@ def _chunk_scorer(indexes: list[NoteIndex]):  # -> (hit) -> [(score, position)]
         meaning = hit.part_similarities
         if not meaning or len(meaning) != len(hit.chunks):
             return scored
-        return fused_chunks(scored, meaning)
+        return fused_chunks(scored, meaning, weight)
 
     return for_hit
 
 
-def fused_chunks(scored: list[tuple[float, int]],
-                 meaning: list[float]) -> list[tuple[float, int]]:
+def fused_chunks(scored: list[tuple[float, int]], meaning: list[float],
+                 weight: float) -> list[tuple[float, int]]:
     """Chunk scores fused like notes' (`fusion`): each chunk's BM25F over the note's best
     chunk's, and its cosine with the query min-max scaled over the note's chunks; best
     first, file order breaking ties. Where some chunk holds the query's words, a chunk that
@@ -287,18 +289,19 @@ def fused_chunks(scored: list[tuple[float, int]],
     where none does (the note was found by meaning alone), meaning alone picks."""
     top = max(score for score, _ in scored)
     low, high = min(meaning), max(meaning)
-    fused = [(fusion(score, top, meaning[pos], low, high) if score > 0 or top <= 0 else 0.0,
-              pos) for score, pos in scored]
+    fused = [(fusion(score, top, meaning[pos], low, high, weight)
+              if score > 0 or top <= 0 else 0.0, pos) for score, pos in scored]
     return sorted(fused, key=lambda pair: (-pair[0], pair[1]))
 
 
-def fusion(bm25: float, best_bm25: float, cosine: float, low: float, high: float) -> float:
+def fusion(bm25: float, best_bm25: float, cosine: float, low: float, high: float,
+           weight: float) -> float:
     """Words and meaning in one score (0..1): BM25F over the best BM25F among those ranked
     together, and the cosine min-max scaled over them (`low`..`high`), weighted
-    1 - SEMANTIC_WEIGHT and SEMANTIC_WEIGHT."""
+    1 - `weight` and `weight`."""
     words = bm25 / best_bm25 if best_bm25 > 0 else 0.0
     close = (cosine - low) / (high - low) if high > low else 1.0
-    return (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * close
+    return (1 - weight) * words + weight * close
 
 
 # A transcript note (a whole conversation, one `##` per turn) may list this many of its
@@ -316,7 +319,7 @@ def grouped_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: in
     `chunk_hits` scores them), placed among the notes by score without reordering the
     notes and dropped below the relevance threshold; cut to `limit`."""
     terms = list(dict.fromkeys(tokens(text)))
-    scorer = _chunk_scorer(indexes)
+    scorer = _chunk_scorer(indexes, semantic_weight(text))
     cutoff = RELATIVE_THRESHOLD * max((h.score for h in hits), default=0.0)
     extras: list[tuple[float, int, int, Hit]] = []
     for order, hit in enumerate(hits):
@@ -358,7 +361,7 @@ def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int)
     best chunk keeps the note's score, its other matching chunks get a share of it in
     proportion to their BM25F."""
     terms = list(dict.fromkeys(tokens(text)))
-    scorer = _chunk_scorer(indexes)
+    scorer = _chunk_scorer(indexes, semantic_weight(text))
     out: list[tuple[float, int, int, Hit]] = []
     for order, hit in enumerate(hits):
         scored = scorer(hit, terms)
@@ -378,12 +381,21 @@ def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int)
 
 
 # -- meaning: BM25F fused with the cosine similarity of static embeddings -------------------
-# fused = (1 - SEMANTIC_WEIGHT) * bm25 / best bm25 + SEMANTIC_WEIGHT * cosine min-max scaled
-# over this query's candidates: BM25F's best CANDIDATES and the embeddings' best
-# VECTOR_CANDIDATES.
-SEMANTIC_WEIGHT = 0.3
+# fused = (1 - w) * bm25 / best bm25 + w * cosine min-max scaled over this query's
+# candidates: BM25F's best CANDIDATES and the embeddings' best VECTOR_CANDIDATES. The weight
+# w of meaning follows the query's length: a search phrase's few words are matched well by
+# their own postings and poorly by the mean of their few token vectors, a pasted paragraph
+# (an issue text) the other way round. Measured on the dev splits (bench/README.md): each
+# set of questions prefers 0.2 to 0.3, the pasted issues 0.4 to 0.3.
+SEMANTIC_WEIGHT = 0.2
+PARAGRAPH_SEMANTIC_WEIGHT = 0.4
 VECTOR_CANDIDATES = 20
 FUSED_SCALE = 100.0  # fused scores on BM25F's usual range, for display and --explain
+
+
+def semantic_weight(text: str) -> float:
+    """The weight of meaning in the fused score of the query `text`."""
+    return SEMANTIC_WEIGHT if is_phrase(text) else PARAGRAPH_SEMANTIC_WEIGHT
 
 
 def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
@@ -441,12 +453,13 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
             cos[at] = (own[at] + max(hit.part_similarities)) / 2
     high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
+    weight = semantic_weight(text)
     for hit, b, c, mine, near in zip(hits, bm25, cos, own, closest, strict=True):
         # BM25F over its best: a note that shares a word with the query keeps a share of
         # the score (min-max put the weakest keyword match at 0, and the relative threshold
         # then dropped it from a small vault's results).
         hit.similarity = near - (total - mine) / (count - 1) if count > 1 else 0.0
-        hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c)
+        hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
     return hits, numbers
 
 

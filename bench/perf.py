@@ -49,6 +49,8 @@ KEYS = ("notes", "build_notes_per_s", "search_p50_ms", "search_p95_ms", "cli_sea
 QUERIES = 200
 EPOCH = datetime(2024, 11, 1, 9, 0)
 SPAN_DAYS = 730
+# In --keep DIR: the notes generated there, one vault-relative path a line (--reuse reads it).
+GENERATED = "generated-notes.txt"
 
 # --------------------------------------------------------------------------- vocabulary
 
@@ -398,15 +400,22 @@ class Bench:
                 subprocess.run([git, *args], cwd=self.project_dir, capture_output=True,
                                check=False)
         t0 = time.perf_counter()
+        listed = self.workdir / GENERATED
         if (self.vault / "sessions").is_dir():  # --reuse: a vault this script generated
+            # the generated notes, not those a run added (its writes and checkpoints)
+            rels = (listed.read_text(encoding="utf-8").split() if listed.is_file()
+                    else sorted(_vault_notes(self.vault)))
             self.rels = {"session": [], "memory": []}
-            for rel in sorted(_vault_notes(self.vault)):
+            for rel in rels:
                 self.rels["session" if rel.startswith("sessions/") else "memory"].append(rel)
-            if len(self.rels["session"]) + len(self.rels["memory"]) != self.notes:
-                raise RuntimeError(f"{self.vault} does not hold {self.notes} notes")
+            if len(rels) != self.notes or not all((self.vault / r).is_file() for r in rels):
+                raise RuntimeError(f"{self.vault} does not hold the {self.notes} notes generated"
+                                   f" there ({GENERATED} lists them)")
             self.log(f"reusing the {self.notes} notes in {self.vault}")
         else:
             self.rels = generate_vault(self.vault, self.notes, self.seed)
+            listed.write_text("\n".join(self.rels["session"] + self.rels["memory"]) + "\n",
+                              encoding="utf-8")
             self.log(f"generated {self.notes} notes in {time.perf_counter() - t0:.1f}s")
         self.queries = make_queries()
 

@@ -15,20 +15,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .supersede import (
-    EXCLUDED_TYPES,
-    MAX_FACT_CHARS,
-    Meaning,
-    cosine,
-    record_paths,
-    tokens,
-    worth_parsing,
-)
+from .supersede import EXCLUDED_TYPES, MAX_FACT_CHARS, Meaning, cosine, tokens
 
 if TYPE_CHECKING:
+    from .lookalikes import Lookalikes
     from .store import Vault
 
 # Chosen by bench/duplicates.py --tune (see bench/README.md).
@@ -100,30 +92,14 @@ def in_vault(vault: Vault, meaning: Meaning | None) -> Known:
     return known
 
 
-def copy_of(vault: Vault, memory_type: str, title: str, text: str, exclude: str,
-            meaning: Meaning | None, candidates: list[Path] | None = None) -> Record | None:
-    """The active record of `memory_type` in `vault` (other than `exclude`) that the new
-    record nearly copies, among the files auto-supersede would compare it with
-    (`supersede.record_paths`)."""
-    from .errors import OcmError
-    from .memories import MemoryNote
-    from .store import read_document
-
+def copy_of(memory_type: str, title: str, text: str, meaning: Meaning | None,
+            looks: Lookalikes) -> Record | None:
+    """The active record of `memory_type` among `looks` (the records auto-supersede compares
+    the new one with) that the new record (`title`, `text`) nearly copies."""
     if memory_type in EXCLUDED_TYPES or len(text) > MAX_FACT_CHARS:
         return None  # session summaries are one per session by design
-    paths = record_paths(vault, memory_type, candidates)
-    if paths is None:
-        return None
     known = Known(meaning)
-    words = Counter(tokens(f"{title}\n{title}\n{text}"))  # as worth_parsing counts the file
-    for path in paths:
-        if path.stem == exclude or not worth_parsing(path, words, FLOOR - TITLE_MARGIN,
-                                                     keyless=False):
-            continue
-        try:
-            note = MemoryNote(read_document(path))
-        except (OcmError, OSError):
-            continue
-        if note.status == "active" and note.id != exclude and note.type == memory_type:
+    for _, note in looks.notes(FLOOR - TITLE_MARGIN, keyless=False):
+        if note.status == "active" and note.type == memory_type:
             known.add(memory_type, note.id, note.title, note.content)
     return known.copy_of(memory_type, title, text)

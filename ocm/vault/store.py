@@ -574,19 +574,20 @@ class Vault:
             }
             path = self.memory_path(memory_type, memory_id)
             match = None
+            from .lookalikes import Lookalikes
+
+            looks = Lookalikes(self, memory_type, title, content, supersede_candidates)
             if auto_supersede and previous is None:  # seed 000: similar older record
                 from .supersede import best_match
 
-                match = best_match(self, fields, content, candidates=supersede_candidates,
-                                   meaning=meaning)
+                match = best_match(fields, content, looks, meaning=meaning)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
             copy = None
             if near_copies and match is None and previous is None:
                 from .nearcopies import copy_of
 
-                copy = copy_of(self, memory_type, title, content, memory_id, meaning,
-                               supersede_candidates)
+                copy = copy_of(memory_type, title, content, meaning, looks)
             check_inside(self.root, path)
             rendered = new_memory_document(fields, content).render()
             check_size(path, rendered)

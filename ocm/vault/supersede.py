@@ -30,6 +30,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .lookalikes import Lookalikes
 
 from . import plandone
 
@@ -206,55 +210,19 @@ class Match:
         return f"auto-superseded by {new_id} ({self.why})"
 
 
-MAX_SCAN = 5000
-
-
-def record_paths(vault, memory_type: str, candidates: list[Path] | None) -> list[Path] | None:
-    """The record files a new record of `memory_type` is compared with: `candidates` when
-    the caller found them (the index's best matches), else the type's folder, at most
-    MAX_SCAN most recently changed files; None when there is no such folder."""
-    folder = vault.memories_dir / memory_type
-    if candidates is not None:
-        paths = [p for p in candidates if p.is_file()]
-    elif not folder.is_dir():
-        return None
-    else:
-        paths = [p for p in folder.glob("*.md") if not p.name.startswith(".")]
-    if len(paths) > MAX_SCAN:
-        paths = sorted(paths, key=lambda p: p.stat().st_mtime_ns, reverse=True)[:MAX_SCAN]
-    return paths
-
-
-def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
-               folder_only: bool = True, candidates: list[Path] | None = None,
-               meaning: Meaning | None = None) -> Match | None:
-    """The active record of `new`'s type that `new` should supersede, if any. Compared with
-    `candidates` when the caller found them (the index's best matches), else with the type's
-    folder (at most MAX_SCAN most recently changed files). `meaning` as in `judge`."""
-    from .errors import OcmError
-    from .memories import MemoryNote
-    from .store import read_document
-
+def best_match(new: dict, content: str, looks: Lookalikes, meaning: Meaning | None = None
+               ) -> Match | None:
+    """The active record of `new`'s type that `new` should supersede, if any, among `looks`
+    (the index's closest records, else the type's folder). `meaning` as in `judge`."""
     if new.get("type") in EXCLUDED_TYPES or new.get("key") or len(content) > MAX_FACT_CHARS:
         return None
-    paths = record_paths(vault, str(new.get("type")), candidates)
-    if paths is None:
-        return None
     best: Match | None = None
-    new_bag = _bag(str(new.get("title") or ""), content)
-    floor = lowest_score(meaning is not None)
     names = done_file_names(new, content)
-    for path in paths:
-        if not worth_parsing(path, new_bag, floor, names=names):
-            continue
-        try:
-            note = MemoryNote(read_document(path))
-        except (OcmError, OSError):
-            continue
+    for path, note in looks.notes(lowest_score(meaning is not None), names=names):
         fm = note.fm
         old = {"id": note.id, "type": note.type, "status": note.status, "scope": note.scope,
                "key": note.key, "session": fm.get("session")}
-        if (exclude and note.id in exclude) or not eligible(new, old):
+        if not eligible(new, old):
             continue
         decision = judge(note.title, note.content, note.str_list("files"),
                          str(new.get("title") or ""), content, new.get("files") or [],
@@ -262,15 +230,6 @@ def best_match(vault, new: dict, content: str, exclude: set[str] | None = None,
         if decision.supersede and (best is None or decision.score > best.score):
             best = Match.of(note.id, path, note.title, decision)
     return best
-
-
-_FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status", "key",
-                                                                            "title")}
-PREFILTER_MARGIN = 0.05
-
-
-def _bag(title: str, text: str) -> Counter[str]:
-    return Counter(tokens(f"{title}\n{title}\n{text}"))
 
 
 def lowest_score(with_meaning: bool) -> float:
@@ -287,36 +246,6 @@ def done_file_names(new: dict, content: str) -> tuple[str, ...]:
                                                           content)):
         return ()
     return tuple(_norm_file(f).rsplit("/", 1)[-1] for f in files)
-
-
-def worth_parsing(path: Path, new_bag: Counter[str], floor: float,
-                  keyless: bool = True, names: tuple[str, ...] = ()) -> bool:
-    """A cheap look at the raw file (no YAML): active, keyless (unless `keyless` is False),
-    and similar enough that the loosest rule (`floor`) could be reached, or naming one of
-    `names` (files of a new record reporting a change done). Keeps a remember in a big
-    vault to one read per record of its type and a full parse only for the few that look
-    alike."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not raw.startswith("---"):
-        return True  # unusual note: let the real parser decide
-    end = raw.find("\n---", 3)
-    if end < 0:
-        return True
-    head, body = raw[:end], raw[end + 4:]
-    status = _FM_LINE["status"].search(head)
-    if status and status.group(1).strip().strip("'\"") not in ("", "active"):
-        return False
-    key = _FM_LINE["key"].search(head) if keyless else None
-    if key and key.group(1).strip() not in ("", "null", "~", "''", '""'):
-        return False
-    if names and any(name in head.lower() for name in names):
-        return True
-    title = _FM_LINE["title"].search(head)
-    score = cosine(new_bag, _bag(title.group(1) if title else "", body))
-    return score >= floor - PREFILTER_MARGIN
 
 
 def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]]:

@@ -121,8 +121,9 @@ def test_rows_updated_in_place_equal_a_fresh_embedding(pets: Project) -> None:
         assert np.allclose(incremental.matrix[a], fresh.matrix[b], atol=1e-3), rel
 
 
-def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float32(
-        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("layout", [vectors.FLOAT16_LAYOUT, vectors.JSON_KEYS_LAYOUT])
+def test_rows_of_a_previous_layout_are_kept_and_written_back_in_the_current_one(
+        pets: Project, monkeypatch: pytest.MonkeyPatch, layout: int) -> None:
     import json
 
     import numpy as np
@@ -130,17 +131,21 @@ def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float3
     first_title(pets, "radiator")
     pets.index_for(pets.vault).close()
     path = pets.vault.index_dir / VECTORS
-    with np.load(path) as stored:
-        keys = json.loads(str(stored["keys"]))
-        rows, parts = stored["rows"], stored["part_rows"]
-    assert rows.dtype == np.float32
-    keys["layout"] = vectors.FLOAT16_LAYOUT
+    store = VectorStore(pets.vault.index_dir)
+    store._load()
+    rows = np.array(store.matrix)
+    assert rows.dtype == np.float32 and len(store.paths) == 4
+    # Layouts 2 and 3 held paths, signatures and section counts in the JSON key; 2 stored
+    # the rows as float16.
+    keys = {"model": embed.MODEL, "layout": layout, "paths": store.paths,
+            "sigs": store.sigs, "parts": store.parts}
+    dtype = np.float16 if layout == vectors.FLOAT16_LAYOUT else np.float32
     with open(path, "wb") as handle:
-        np.savez(handle, rows=rows.astype(np.float16), part_rows=parts.astype(np.float16),
+        np.savez(handle, rows=rows.astype(dtype), part_rows=store.part_matrix.astype(dtype),
                  keys=np.array(json.dumps(keys)))
 
     def no_embedding(self: VectorStore, _embedder: object, texts: list[str]) -> list:
-        assert not texts, "rows of the float16 layout are kept, not embedded again"
+        assert not texts, "rows of a previous layout are kept, not embedded again"
         return []
 
     monkeypatch.setattr(VectorStore, "_embed", no_embedding)
@@ -151,6 +156,7 @@ def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float3
         assert json.loads(str(stored["keys"]))["layout"] == vectors.LAYOUT
         assert stored["rows"].dtype == np.float32
         assert np.allclose(stored["rows"], rows, atol=1e-3)
+    assert on_disk(pets) == dict(zip(store.paths, store.sigs, strict=True))
 
 
 def test_a_failed_save_changes_nothing_and_fails_nothing(
@@ -169,7 +175,7 @@ def test_a_failed_save_changes_nothing_and_fails_nothing(
     def full_disk(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(np, "savez", full_disk)
+    monkeypatch.setattr(np.lib.format, "write_array", full_disk)
     other.index_for(other.vault).close()  # derived data: closing does not fail on it
     assert path.read_bytes() == before
     assert [p.name for p in pets.vault.index_dir.iterdir() if p.name.endswith(".tmp")] == []
@@ -177,3 +183,29 @@ def test_a_failed_save_changes_nothing_and_fails_nothing(
     path.unlink()
     assert first_title(Project.open(cwd=pets.root), "the kitten").startswith("Our cat")
     assert not path.exists()
+
+
+def test_a_new_process_maps_the_rows_and_uses_them_while_the_manifest_is_the_same(
+        pets: Project) -> None:
+    first_title(pets, "radiator")
+    pets.index_for(pets.vault).close()
+    other = Project.open(cwd=pets.root)
+    index = other.index_for(other.vault)
+    store = index.vectors()
+    assert store is not None
+    # Mapped from the file, not read (its members are stored aligned) ...
+    assert not store.matrix.flags.owndata and store.matrix.flags.writeable
+    # ... and no note's signature was looked at: the rows match this very manifest.
+    assert "sigs" in store._raw and "paths" in store._raw
+    # A note edited outside the tool: the next check commits it, the manifest moves on,
+    # and its row is embedded again (in the mapped copy, not in the file).
+    cat = next(rel for rel in store.paths if "cat" in rel)
+    before = store.matrix[store.row(cat)].copy()
+    note = other.vault.root / cat
+    note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
+    assert first_title(other, "the puppy").startswith("Our dog naps")
+    assert index.vectors() is store and "sigs" not in store._raw
+    assert not (store.matrix[store.row(cat)] == before).all()
+    assert on_disk(other)[cat] != store.sigs[store.row(cat)]
+    index.close()
+    assert on_disk(other)[cat] == store.sigs[store.row(cat)]

@@ -465,8 +465,9 @@ class NoteIndex:
             return None
         if self._vectors is None:
             self._vectors = VectorStore(self.dir)
-        manifest = self._load_manifest() or {}
-        self._vectors.sync(manifest.get("notes", {}), self._embed_text, model)
+        manifest = self._load_manifest()
+        self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
+                           self._manifest.token() if manifest is not None else None)
         return self._vectors
 
     def _embed_text(self, rel: str) -> EmbedText | None:

@@ -78,14 +78,18 @@ def test_enough_changed_rows_are_written_without_waiting(pets: Project,
     assert len(on_disk(pets)) == 6
 
 
-def test_a_process_writes_its_pending_rows_when_it_exits(pets: Project, ocm_home: Path) -> None:
+@pytest.mark.parametrize("keeps_project", [True, False])
+def test_a_process_writes_its_pending_rows_when_it_exits(pets: Project, ocm_home: Path,
+                                                        keeps_project: bool) -> None:
     first_title(pets, "radiator")
     cat = next(rel for rel in on_disk(pets) if "cat" in rel)
     note = pets.vault.root / cat
     note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
     before = on_disk(pets)[cat]
-    script = ("import sys; from ocm.project import Project; "
-              "p = Project.open(cwd=sys.argv[1]); print(p.search('the puppy')[0].title)")
+    # Also when nothing refers to the Project any more at exit (as in `ocm search`).
+    search = "p = Project.open(cwd=sys.argv[1]); print(p.search('the puppy')[0].title)"
+    script = ("import sys; from ocm.project import Project\n" + (
+        search if keeps_project else f"def run():\n    {search}\nrun()"))
     done = subprocess.run([sys.executable, "-c", script, str(pets.root)], capture_output=True,
                           text=True, env={**os.environ, "OCM_HOME": str(ocm_home)},
                           timeout=120, check=True)

@@ -26,7 +26,6 @@ import json
 import os
 import struct
 import time
-import weakref
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +42,10 @@ BATCH = 256
 # leaves the file a few notes behind; the next one embeds those notes again.
 SAVE_ROWS = 64
 SAVE_SECONDS = 30.0
-_OPEN: weakref.WeakSet[VectorStore] = weakref.WeakSet()
+# Stores with rows not yet written, held until they are, so that the exit writes them even
+# when nothing else refers to the store any more (a one-shot `ocm search` has dropped its
+# Project by then).
+_UNSAVED: set[VectorStore] = set()
 # What the keys must say for the rows to be used; a file of another layout is rebuilt.
 # 4: paths, signatures and section counts as members of their own, not in the JSON key
 # (parsing 100k of them took ~50 ms of every one-shot search at 100k notes).
@@ -85,7 +87,6 @@ class VectorStore:
         self._room: dict[str, Any] = {}  # spare rows behind `matrix` and `part_matrix`
         self._saved_at = time.monotonic()
         self._pid = os.getpid()
-        _OPEN.add(self)
 
     def _file_key(self) -> tuple | None:
         try:
@@ -206,6 +207,7 @@ class VectorStore:
             self.part_matrix = np.array(parts, np.float32)
             # Converted once: written back in the current layout.
             self._pending = max(self._pending, SAVE_ROWS)
+            _UNSAVED.add(self)
             return True
 
     def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
@@ -239,6 +241,7 @@ class VectorStore:
             else:
                 self._rebuild(notes, found, embedder)
             self._pending += len(todo) + gone
+            _UNSAVED.add(self)
         self._token = token if complete else None
         if (todo or gone) and (self._loaded_key is None or self._pending >= SAVE_ROWS
                                or time.monotonic() - self._saved_at >= SAVE_SECONDS):
@@ -356,6 +359,7 @@ class VectorStore:
             raise
         self._loaded_key = self._file_key()
         self._pending = 0
+        _UNSAVED.discard(self)
         self._saved_at = time.monotonic()
 
     def cosines(self, query: Any) -> Any:
@@ -436,6 +440,6 @@ def _member(stored: zipfile.ZipFile, name: str) -> Any:
 
 @atexit.register
 def _flush_all() -> None:
-    for store in list(_OPEN):
+    for store in list(_UNSAVED):
         with contextlib.suppress(Exception):  # derived data; the next process embeds again
             store.flush()

@@ -8,6 +8,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from ocm.vault import scanahead
 from ocm.vault.errors import OcmError
 
 from . import render
@@ -44,6 +45,8 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True)
+    # The freshness scan runs in a child while this process imports what searching needs.
+    scanahead.start(str(project.vault.root))
     req = SearchRequest(
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,

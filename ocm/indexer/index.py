@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault.atomic import locked
+from ocm.vault import scanahead
+from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import NOTE_DIRS, Vault
 from ocm.vault.watch import NoteWatch
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from .vectors import EmbedText
 
 INDEX_LOCK = "index"
+# The listing taken ahead (ocm/vault/scanahead.py) last found matching the manifest, after
+# a line naming that manifest's files' (inode, mtime, size).
+LISTING = "scan.listing"
 # A commit of at most this many notes keeps their fields for embedding them.
 EMBED_READY_MAX = 1000
 WRITER_TIMEOUT_S = 30.0
@@ -225,9 +229,17 @@ class NoteIndex:
         manifest = None if force_rebuild else self._load_manifest()
         scan = None
         if manifest is not None:
-            scan = self._scan()
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
+            # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same
+            # bytes as the listing last found matching this manifest say nothing changed.
+            listing = scanahead.take(str(self.vault.root)) if self._last_scan is None else None
+            if listing is not None and self._listing_matches(listing):
+                self.broken = {k: v[1] for k, v in broken.items()}
+                self._synced()
+                return report
+            scan = (scanahead.signatures(listing) if listing is not None else None
+                    ) or self._scan()
             verified = self._verified
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.
@@ -236,6 +248,8 @@ class NoteIndex:
                     _unchanged(scan, known, broken) if only is None
                     else not any(_diff(scan, known, broken, only))):
                 self._verified = (scan, manifest)
+                if listing is not None:
+                    self._save_listing(listing)
                 self.broken = {k: v[1] for k, v in broken.items()}
                 self._synced()
                 return report
@@ -252,6 +266,31 @@ class NoteIndex:
                                            f"); rebuilt it from the notes")
                 self.close()
                 return self._sync_locked(report, progress, True)
+
+    def _listing_head(self) -> bytes | None:
+        key = self._manifest.key()
+        return None if key is None else ",".join(map(str, key)).encode()
+
+    def _listing_matches(self, listing: bytes) -> bool:
+        """Whether `listing` is the one last found matching the manifest as loaded."""
+        head = self._listing_head()
+        if head is None:
+            return False
+        try:
+            with open(self.dir / LISTING, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size != len(head) + 1 + len(listing):
+                    return False
+                return handle.read() == head + b"\n" + listing
+        except OSError:
+            return False
+
+    def _save_listing(self, listing: bytes) -> None:
+        """Record `listing` as matching the manifest as loaded (derived data: no fsync, and
+        a read-only index folder just goes without)."""
+        head = self._listing_head()
+        if head is not None:
+            with contextlib.suppress(OSError):
+                atomic_write_bytes(self.dir / LISTING, head + b"\n" + listing, durable=False)
 
     def _sync_locked(self, report: SyncReport, progress: Progress | None,
                      force_rebuild: bool,

@@ -91,6 +91,10 @@ class Manifest:
                                valid == len(journal))
         return data
 
+    def key(self) -> tuple[int, ...] | None:
+        """The files' (inode, mtime, size), both of them, as last loaded or saved."""
+        return self._loaded.key if self._loaded is not None else None
+
     def token(self) -> tuple[str, int] | None:
         """What tells the state last loaded or saved apart from any other of this index
         (its whole file's random journal id and its generation), for data derived from

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ocm.indexer import embed
 from ocm.indexer.index import LISTING, NoteIndex
+from ocm.indexer.manifest import Manifest
 from ocm.project import Project
 from ocm.vault import scanahead
 from ocm.vault.store import Vault
@@ -57,6 +59,7 @@ def test_nothing_is_taken_that_was_not_started(tmp_path: Path) -> None:
 
 def test_a_matching_listing_skips_the_scan_and_any_change_is_indexed(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")  # the vectors too vouch by the manifest
     project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
     project.search("kafka")
     project.index_for(project.vault).close()
@@ -73,8 +76,12 @@ def test_a_matching_listing_skips_the_scan_and_any_change_is_indexed(
     def no_scan(self: NoteIndex, full: bool = False) -> dict:
         raise AssertionError("the listing matched: no scan")
 
+    def no_read(self: Manifest) -> dict:
+        raise AssertionError("the listing matched: the manifest is not read")
+
     with monkeypatch.context() as patch:
         patch.setattr(NoteIndex, "_scan", no_scan)
+        patch.setattr(Manifest, "load", no_read)
         assert search("kafka")
     # An in-place edit: same size, 1 ns later.
     path = next((root / "memories").rglob("*.md"))

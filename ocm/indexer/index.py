@@ -11,6 +11,7 @@ another schema version, it is rebuilt from the notes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -106,6 +107,9 @@ class NoteIndex:
         self._since_sync: set[str] | None = None
         self._synced_with: dict | None = None  # the manifest as that sync left it
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
+        # (manifest files' key, manifest token) of the listing that last vouched for the
+        # index (`_listing_matches`).
+        self._listed: tuple[tuple, tuple | None] | None = None
         # The fields of the notes the last commit indexed, for their embeddings (a small
         # commit's only: not parsing each note twice, without holding a rebuild's notes).
         self._embed_ready: dict[str, dict] = {}
@@ -226,18 +230,20 @@ class NoteIndex:
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
+        # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same bytes
+        # as the listing last found matching the manifest, while the manifest's files are
+        # as they were then, say nothing changed; the manifest is not even read.
+        listing = None
+        if not force_rebuild and self._last_scan is None:
+            listing = scanahead.take(str(self.vault.root))
+            if listing is not None and self._listing_matches(listing):
+                self._synced()
+                return report
         manifest = None if force_rebuild else self._load_manifest()
         scan = None
         if manifest is not None:
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
-            # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same
-            # bytes as the listing last found matching this manifest say nothing changed.
-            listing = scanahead.take(str(self.vault.root)) if self._last_scan is None else None
-            if listing is not None and self._listing_matches(listing):
-                self.broken = {k: v[1] for k, v in broken.items()}
-                self._synced()
-                return report
             scan = (scanahead.signatures(listing) if listing is not None else None
                     ) or self._scan()
             verified = self._verified
@@ -248,9 +254,9 @@ class NoteIndex:
                     _unchanged(scan, known, broken) if only is None
                     else not any(_diff(scan, known, broken, only))):
                 self._verified = (scan, manifest)
+                self.broken = {k: v[1] for k, v in broken.items()}
                 if listing is not None:
                     self._save_listing(listing)
-                self.broken = {k: v[1] for k, v in broken.items()}
                 self._synced()
                 return report
         self.vault.ensure_layout()
@@ -267,30 +273,38 @@ class NoteIndex:
                 self.close()
                 return self._sync_locked(report, progress, True)
 
-    def _listing_head(self) -> bytes | None:
-        key = self._manifest.key()
-        return None if key is None else ",".join(map(str, key)).encode()
-
     def _listing_matches(self, listing: bytes) -> bool:
-        """Whether `listing` is the one last found matching the manifest as loaded."""
-        head = self._listing_head()
-        if head is None:
-            return False
+        """Whether `listing` is the one last found matching the manifest, whose files are
+        still as they were then; if so, what that check knew is taken from the file."""
         try:
             with open(self.dir / LISTING, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size != len(head) + 1 + len(listing):
+                head = json.loads(handle.readline())
+                size = os.fstat(handle.fileno()).st_size
+                if not (isinstance(head, dict) and head.get("manifest") == list(
+                        self._manifest.files_key() or ()) and size - handle.tell() == len(
+                        listing) and handle.read() == listing):
                     return False
-                return handle.read() == head + b"\n" + listing
-        except OSError:
+            token, broken = head.get("token"), head.get("broken")
+            if not isinstance(broken, dict):
+                return False
+        except (OSError, ValueError):
             return False
+        self.broken = broken
+        self._listed = (tuple(head["manifest"]),
+                        tuple(token) if isinstance(token, list) else None)
+        return True
 
     def _save_listing(self, listing: bytes) -> None:
-        """Record `listing` as matching the manifest as loaded (derived data: no fsync, and
-        a read-only index folder just goes without)."""
-        head = self._listing_head()
-        if head is not None:
-            with contextlib.suppress(OSError):
-                atomic_write_bytes(self.dir / LISTING, head + b"\n" + listing, durable=False)
+        """Record `listing` as matching the manifest as loaded, with what the check knew
+        (derived data: no fsync, and a read-only index folder just goes without)."""
+        key = self._manifest.key()
+        if key is None:
+            return
+        head = json.dumps({"manifest": list(key), "token": self._manifest.token(),
+                           "broken": self.broken})
+        with contextlib.suppress(OSError):
+            atomic_write_bytes(self.dir / LISTING, head.encode() + b"\n" + listing,
+                               durable=False)
 
     def _sync_locked(self, report: SyncReport, progress: Progress | None,
                      force_rebuild: bool,
@@ -504,6 +518,11 @@ class NoteIndex:
             return None
         if self._vectors is None:
             self._vectors = VectorStore(self.dir)
+        # Rows that match the manifest a listing vouched for need no manifest read.
+        listed = self._listed
+        if (listed is not None and listed[0] == self._manifest.files_key()
+                and self._vectors.holds(listed[1])):
+            return self._vectors
         manifest = self._load_manifest()
         self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
                            self._manifest.token() if manifest is not None else None)

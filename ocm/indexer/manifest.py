@@ -95,6 +95,13 @@ class Manifest:
         """The files' (inode, mtime, size), both of them, as last loaded or saved."""
         return self._loaded.key if self._loaded is not None else None
 
+    def files_key(self) -> tuple[int, ...] | None:
+        """The same of the files as they are now, without reading them."""
+        try:
+            return (*_stat_key(_stat(self._base)), *_stat_key(_stat(self._journal)))
+        except OSError:
+            return None
+
     def token(self) -> tuple[str, int] | None:
         """What tells the state last loaded or saved apart from any other of this index
         (its whole file's random journal id and its generation), for data derived from

@@ -210,6 +210,11 @@ class VectorStore:
             _UNSAVED.add(self)
             return True
 
+    def holds(self, token: tuple | None) -> bool:
+        """Whether the rows are those of the manifest state `token` (Manifest.token)."""
+        self._load()
+        return token is not None and token == self._token
+
     def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
              embedder: Embedder, token: tuple | None = None) -> None:
         """Bring the vectors in line with `notes` (relpath -> signature, the index's

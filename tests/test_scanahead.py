@@ -90,3 +90,17 @@ def test_a_matching_listing_skips_the_scan_and_any_change_is_indexed(
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
     assert path.stat().st_size == before.st_size
     assert search("kafkb") and not search("kafka")
+
+
+def test_a_listing_the_search_did_not_take_is_dropped(project: Project) -> None:
+    from ocm.cli import searching
+    from ocm.vault.errors import OcmError
+
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    root = str(project.vault.root)
+    with pytest.raises(OcmError):  # raises after the listing started, before the check
+        searching.run(query=("kafka",), vault=project.vault.root, limit=0)
+    # Left there, a later check in this process would take a listing of the past.
+    assert scanahead.take(root) is None
+    searching.run(query=("kafka",), vault=project.vault.root, as_json=True)
+    assert scanahead.take(root) is None

@@ -45,14 +45,20 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True)
-    # The freshness scan runs in a child while this process imports what searching needs.
-    scanahead.start(str(project.vault.root))
     req = SearchRequest(
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,
         tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
         group=not chunks, author=author)
-    hits = project.search(req)
+    # The freshness scan runs in a child while the search imports what it needs. A listing
+    # the search did not take (it raised first, or its index had scanned before) would be
+    # stale for any later search in this process: dropped.
+    root = str(project.vault.root)
+    scanahead.start(root)
+    try:
+        hits = project.search(req)
+    finally:
+        scanahead.discard(root)
     render.notices(project)
     if as_json:
         render.emit_json([h.to_json() for h in hits])

@@ -67,6 +67,15 @@ def take(root: str) -> bytes | None:
         os.close(fd)
 
 
+def discard(root: str) -> None:
+    """Drop a listing started for `root` and not taken."""
+    got = _AHEAD.pop(root, None)
+    if got is not None:
+        got[0].kill()
+        got[0].wait()
+        os.close(got[1])
+
+
 def signatures(listing: bytes) -> dict[str, list[int]] | None:
     """relpath -> [mtime_ns, size], as `Vault.note_signatures`; None for a listing this
     cannot read exactly (a time before 1970, a fraction not to the nanosecond)."""

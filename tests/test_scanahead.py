@@ -104,3 +104,15 @@ def test_a_listing_the_search_did_not_take_is_dropped(project: Project) -> None:
     assert scanahead.take(root) is None
     searching.run(query=("kafka",), vault=project.vault.root, as_json=True)
     assert scanahead.take(root) is None
+
+
+def test_a_listing_read_inexactly_is_not_recorded(project: Project,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    # A `find` whose times this cannot read to the nanosecond: the scan decides, and the
+    # listing is not kept to vouch for the index later.
+    monkeypatch.setattr(scanahead, "signatures", lambda listing: None)
+    scanahead.start(str(project.vault.root))
+    assert Project.open(cwd=project.root).search("kafka")
+    assert not (project.vault.index_dir / LISTING).exists()

@@ -244,8 +244,10 @@ class NoteIndex:
         if manifest is not None:
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
-            scan = (scanahead.signatures(listing) if listing is not None else None
-                    ) or self._scan()
+            # Only a listing read exactly can later vouch for the index by its bytes.
+            scan = scanahead.signatures(listing) if listing is not None else None
+            if scan is None:
+                listing, scan = None, self._scan()
             verified = self._verified
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.

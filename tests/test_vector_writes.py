@@ -213,3 +213,20 @@ def test_a_new_process_maps_the_rows_and_uses_them_while_the_manifest_is_the_sam
     assert on_disk(other)[cat] != store.sigs[store.row(cat)]
     index.close()
     assert on_disk(other)[cat] == store.sigs[store.row(cat)]
+
+
+def test_the_file_round_trips_names_that_are_not_utf8(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = VectorStore(tmp_path)
+    # os.listdir's name for the bytes b"a\xff.md": a lone surrogate, not UTF-8.
+    store.paths = ["sessions/a\udcff.md", "memories/b.md"]
+    store.sigs, store.parts = [[1, 2], [3, 4]], [0, 1]
+    store.matrix = np.arange(2 * embed.DIM, dtype=np.float32).reshape(2, embed.DIM)
+    store.part_matrix = np.ones((1, embed.DIM), dtype=np.float32)
+    store._save()
+    read = VectorStore(tmp_path)
+    read._load()
+    assert (read.paths, read.sigs, read.parts) == (store.paths, store.sigs, store.parts)
+    assert (read.matrix == store.matrix).all() and (read.part_matrix == 1).all()
+    assert read.row("sessions/a\udcff.md") == 0

@@ -100,7 +100,7 @@ class VectorStore:
     def paths(self) -> list[str]:
         if "paths" in self._raw:
             blob = self._raw.pop("paths").tobytes()
-            self._paths = blob.decode().split("\0") if blob else []
+            self._paths = blob.decode("utf-8", "surrogatepass").split("\0") if blob else []
         return self._paths
 
     @paths.setter
@@ -352,7 +352,9 @@ class VectorStore:
         members = {"keys": np.array(keys),
                    "rows": self.matrix.astype(np.float32, copy=False),
                    "part_rows": self.part_matrix.astype(np.float32, copy=False),
-                   "paths": np.frombuffer("\0".join(self.paths).encode(), dtype=np.uint8),
+                   # A name that is not UTF-8 (os.fsdecode's surrogates) is kept as it is.
+                   "paths": np.frombuffer("\0".join(self.paths).encode("utf-8", "surrogatepass"),
+                                          dtype=np.uint8),
                    "sigs": np.array(self.sigs, dtype=np.int64).reshape(-1, 2),
                    "parts": np.array(self.parts, dtype=np.int32)}
         try:

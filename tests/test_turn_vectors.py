@@ -119,11 +119,10 @@ def test_turn_rows_follow_the_notes(world: Project) -> None:
 def test_a_vector_file_of_the_previous_layout_is_rebuilt(world: Project) -> None:
     world.search("radiator")
     path = world.vault.index_dir / VECTORS
-    with np.load(path, allow_pickle=False) as stored:
-        keys = json.loads(str(stored["keys"]))
-        rows = stored["rows"]
+    store = store_of(world)
+    rows = np.array(store.matrix)
     # The layout before turn rows: note rows and keys only.
-    del keys["layout"], keys["parts"]
+    keys = {"model": embed.MODEL, "paths": store.paths, "sigs": store.sigs}
     with open(path, "wb") as handle:
         np.savez(handle, rows=rows, keys=np.array(json.dumps(keys)))
     assert "part_rows.npy" not in zipfile.ZipFile(path).namelist()

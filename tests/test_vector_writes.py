@@ -78,14 +78,18 @@ def test_enough_changed_rows_are_written_without_waiting(pets: Project,
     assert len(on_disk(pets)) == 6
 
 
-def test_a_process_writes_its_pending_rows_when_it_exits(pets: Project, ocm_home: Path) -> None:
+@pytest.mark.parametrize("keeps_project", [True, False])
+def test_a_process_writes_its_pending_rows_when_it_exits(pets: Project, ocm_home: Path,
+                                                        keeps_project: bool) -> None:
     first_title(pets, "radiator")
     cat = next(rel for rel in on_disk(pets) if "cat" in rel)
     note = pets.vault.root / cat
     note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
     before = on_disk(pets)[cat]
-    script = ("import sys; from ocm.project import Project; "
-              "p = Project.open(cwd=sys.argv[1]); print(p.search('the puppy')[0].title)")
+    # Also when nothing refers to the Project any more at exit (as in `ocm search`).
+    search = "p = Project.open(cwd=sys.argv[1]); print(p.search('the puppy')[0].title)"
+    script = ("import sys; from ocm.project import Project\n" + (
+        search if keeps_project else f"def run():\n    {search}\nrun()"))
     done = subprocess.run([sys.executable, "-c", script, str(pets.root)], capture_output=True,
                           text=True, env={**os.environ, "OCM_HOME": str(ocm_home)},
                           timeout=120, check=True)
@@ -121,8 +125,9 @@ def test_rows_updated_in_place_equal_a_fresh_embedding(pets: Project) -> None:
         assert np.allclose(incremental.matrix[a], fresh.matrix[b], atol=1e-3), rel
 
 
-def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float32(
-        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("layout", [vectors.FLOAT16_LAYOUT, vectors.JSON_KEYS_LAYOUT])
+def test_rows_of_a_previous_layout_are_kept_and_written_back_in_the_current_one(
+        pets: Project, monkeypatch: pytest.MonkeyPatch, layout: int) -> None:
     import json
 
     import numpy as np
@@ -130,17 +135,21 @@ def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float3
     first_title(pets, "radiator")
     pets.index_for(pets.vault).close()
     path = pets.vault.index_dir / VECTORS
-    with np.load(path) as stored:
-        keys = json.loads(str(stored["keys"]))
-        rows, parts = stored["rows"], stored["part_rows"]
-    assert rows.dtype == np.float32
-    keys["layout"] = vectors.FLOAT16_LAYOUT
+    store = VectorStore(pets.vault.index_dir)
+    store._load()
+    rows = np.array(store.matrix)
+    assert rows.dtype == np.float32 and len(store.paths) == 4
+    # Layouts 2 and 3 held paths, signatures and section counts in the JSON key; 2 stored
+    # the rows as float16.
+    keys = {"model": embed.MODEL, "layout": layout, "paths": store.paths,
+            "sigs": store.sigs, "parts": store.parts}
+    dtype = np.float16 if layout == vectors.FLOAT16_LAYOUT else np.float32
     with open(path, "wb") as handle:
-        np.savez(handle, rows=rows.astype(np.float16), part_rows=parts.astype(np.float16),
+        np.savez(handle, rows=rows.astype(dtype), part_rows=store.part_matrix.astype(dtype),
                  keys=np.array(json.dumps(keys)))
 
     def no_embedding(self: VectorStore, _embedder: object, texts: list[str]) -> list:
-        assert not texts, "rows of the float16 layout are kept, not embedded again"
+        assert not texts, "rows of a previous layout are kept, not embedded again"
         return []
 
     monkeypatch.setattr(VectorStore, "_embed", no_embedding)
@@ -151,6 +160,7 @@ def test_float16_rows_of_the_previous_layout_are_kept_and_written_back_as_float3
         assert json.loads(str(stored["keys"]))["layout"] == vectors.LAYOUT
         assert stored["rows"].dtype == np.float32
         assert np.allclose(stored["rows"], rows, atol=1e-3)
+    assert on_disk(pets) == dict(zip(store.paths, store.sigs, strict=True))
 
 
 def test_a_failed_save_changes_nothing_and_fails_nothing(
@@ -169,7 +179,7 @@ def test_a_failed_save_changes_nothing_and_fails_nothing(
     def full_disk(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(np, "savez", full_disk)
+    monkeypatch.setattr(np.lib.format, "write_array", full_disk)
     other.index_for(other.vault).close()  # derived data: closing does not fail on it
     assert path.read_bytes() == before
     assert [p.name for p in pets.vault.index_dir.iterdir() if p.name.endswith(".tmp")] == []
@@ -177,3 +187,46 @@ def test_a_failed_save_changes_nothing_and_fails_nothing(
     path.unlink()
     assert first_title(Project.open(cwd=pets.root), "the kitten").startswith("Our cat")
     assert not path.exists()
+
+
+def test_a_new_process_maps_the_rows_and_uses_them_while_the_manifest_is_the_same(
+        pets: Project) -> None:
+    first_title(pets, "radiator")
+    pets.index_for(pets.vault).close()
+    other = Project.open(cwd=pets.root)
+    index = other.index_for(other.vault)
+    store = index.vectors()
+    assert store is not None
+    # Mapped from the file, not read (its members are stored aligned) ...
+    assert not store.matrix.flags.owndata and store.matrix.flags.writeable
+    # ... and no note's signature was looked at: the rows match this very manifest.
+    assert "sigs" in store._raw and "paths" in store._raw
+    # A note edited outside the tool: the next check commits it, the manifest moves on,
+    # and its row is embedded again (in the mapped copy, not in the file).
+    cat = next(rel for rel in store.paths if "cat" in rel)
+    before = store.matrix[store.row(cat)].copy()
+    note = other.vault.root / cat
+    note.write_text(note.read_text().replace("Our cat sleeps", "Our dog naps"))
+    assert first_title(other, "the puppy").startswith("Our dog naps")
+    assert index.vectors() is store and "sigs" not in store._raw
+    assert not (store.matrix[store.row(cat)] == before).all()
+    assert on_disk(other)[cat] != store.sigs[store.row(cat)]
+    index.close()
+    assert on_disk(other)[cat] == store.sigs[store.row(cat)]
+
+
+def test_the_file_round_trips_names_that_are_not_utf8(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = VectorStore(tmp_path)
+    # os.listdir's name for the bytes b"a\xff.md": a lone surrogate, not UTF-8.
+    store.paths = ["sessions/a\udcff.md", "memories/b.md"]
+    store.sigs, store.parts = [[1, 2], [3, 4]], [0, 1]
+    store.matrix = np.arange(2 * embed.DIM, dtype=np.float32).reshape(2, embed.DIM)
+    store.part_matrix = np.ones((1, embed.DIM), dtype=np.float32)
+    store._save()
+    read = VectorStore(tmp_path)
+    read._load()
+    assert (read.paths, read.sigs, read.parts) == (store.paths, store.sigs, store.parts)
+    assert (read.matrix == store.matrix).all() and (read.part_matrix == 1).all()
+    assert read.row("sessions/a\udcff.md") == 0

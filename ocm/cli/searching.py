@@ -8,6 +8,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from ocm.vault import scanahead
 from ocm.vault.errors import OcmError
 
 from . import render
@@ -49,7 +50,15 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,
         tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
         group=not chunks, author=author)
-    hits = project.search(req)
+    # The freshness scan runs in a child while the search imports what it needs. A listing
+    # the search did not take (it raised first, or its index had scanned before) would be
+    # stale for any later search in this process: dropped.
+    root = str(project.vault.root)
+    scanahead.start(root)
+    try:
+        hits = project.search(req)
+    finally:
+        scanahead.discard(root)
     render.notices(project)
     if as_json:
         render.emit_json([h.to_json() for h in hits])

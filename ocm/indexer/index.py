@@ -11,6 +11,7 @@ another schema version, it is rebuilt from the notes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault.atomic import locked
+from ocm.vault import scanahead
+from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.store import NOTE_DIRS, Vault
 from ocm.vault.watch import NoteWatch
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
     from .vectors import EmbedText
 
 INDEX_LOCK = "index"
+# The listing taken ahead (ocm/vault/scanahead.py) last found matching the manifest, after
+# a line naming that manifest's files' (inode, mtime, size).
+LISTING = "scan.listing"
 # A commit of at most this many notes keeps their fields for embedding them.
 EMBED_READY_MAX = 1000
 WRITER_TIMEOUT_S = 30.0
@@ -102,6 +107,9 @@ class NoteIndex:
         self._since_sync: set[str] | None = None
         self._synced_with: dict | None = None  # the manifest as that sync left it
         self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
+        # (manifest files' key, manifest token) of the listing that last vouched for the
+        # index (`_listing_matches`).
+        self._listed: tuple[tuple, tuple | None] | None = None
         # The fields of the notes the last commit indexed, for their embeddings (a small
         # commit's only: not parsing each note twice, without holding a rebuild's notes).
         self._embed_ready: dict[str, dict] = {}
@@ -222,12 +230,24 @@ class NoteIndex:
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
+        # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same bytes
+        # as the listing last found matching the manifest, while the manifest's files are
+        # as they were then, say nothing changed; the manifest is not even read.
+        listing = None
+        if not force_rebuild and self._last_scan is None:
+            listing = scanahead.take(str(self.vault.root))
+            if listing is not None and self._listing_matches(listing):
+                self._synced()
+                return report
         manifest = None if force_rebuild else self._load_manifest()
         scan = None
         if manifest is not None:
-            scan = self._scan()
             known = manifest.get("notes", {})
             broken = manifest.get("broken", {})
+            # Only a listing read exactly can later vouch for the index by its bytes.
+            scan = scanahead.signatures(listing) if listing is not None else None
+            if scan is None:
+                listing, scan = None, self._scan()
             verified = self._verified
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.
@@ -237,6 +257,8 @@ class NoteIndex:
                     else not any(_diff(scan, known, broken, only))):
                 self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
+                if listing is not None:
+                    self._save_listing(listing)
                 self._synced()
                 return report
         self.vault.ensure_layout()
@@ -252,6 +274,39 @@ class NoteIndex:
                                            f"); rebuilt it from the notes")
                 self.close()
                 return self._sync_locked(report, progress, True)
+
+    def _listing_matches(self, listing: bytes) -> bool:
+        """Whether `listing` is the one last found matching the manifest, whose files are
+        still as they were then; if so, what that check knew is taken from the file."""
+        try:
+            with open(self.dir / LISTING, "rb") as handle:
+                head = json.loads(handle.readline())
+                size = os.fstat(handle.fileno()).st_size
+                if not (isinstance(head, dict) and head.get("manifest") == list(
+                        self._manifest.files_key() or ()) and size - handle.tell() == len(
+                        listing) and handle.read() == listing):
+                    return False
+            token, broken = head.get("token"), head.get("broken")
+            if not isinstance(broken, dict):
+                return False
+        except (OSError, ValueError):
+            return False
+        self.broken = broken
+        self._listed = (tuple(head["manifest"]),
+                        tuple(token) if isinstance(token, list) else None)
+        return True
+
+    def _save_listing(self, listing: bytes) -> None:
+        """Record `listing` as matching the manifest as loaded, with what the check knew
+        (derived data: no fsync, and a read-only index folder just goes without)."""
+        key = self._manifest.key()
+        if key is None:
+            return
+        head = json.dumps({"manifest": list(key), "token": self._manifest.token(),
+                           "broken": self.broken})
+        with contextlib.suppress(OSError):
+            atomic_write_bytes(self.dir / LISTING, head.encode() + b"\n" + listing,
+                               durable=False)
 
     def _sync_locked(self, report: SyncReport, progress: Progress | None,
                      force_rebuild: bool,
@@ -465,8 +520,14 @@ class NoteIndex:
             return None
         if self._vectors is None:
             self._vectors = VectorStore(self.dir)
-        manifest = self._load_manifest() or {}
-        self._vectors.sync(manifest.get("notes", {}), self._embed_text, model)
+        # Rows that match the manifest a listing vouched for need no manifest read.
+        listed = self._listed
+        if (listed is not None and listed[0] == self._manifest.files_key()
+                and self._vectors.holds(listed[1])):
+            return self._vectors
+        manifest = self._load_manifest()
+        self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
+                           self._manifest.token() if manifest is not None else None)
         return self._vectors
 
     def _embed_text(self, rel: str) -> EmbedText | None:

@@ -91,6 +91,26 @@ class Manifest:
                                valid == len(journal))
         return data
 
+    def key(self) -> tuple[int, ...] | None:
+        """The files' (inode, mtime, size), both of them, as last loaded or saved."""
+        return self._loaded.key if self._loaded is not None else None
+
+    def files_key(self) -> tuple[int, ...] | None:
+        """The same of the files as they are now, without reading them."""
+        try:
+            return (*_stat_key(_stat(self._base)), *_stat_key(_stat(self._journal)))
+        except OSError:
+            return None
+
+    def token(self) -> tuple[str, int] | None:
+        """What tells the state last loaded or saved apart from any other of this index
+        (its whole file's random journal id and its generation), for data derived from
+        the notes it lists (ocm/indexer/vectors.py); None when unknown."""
+        loaded = self._loaded
+        if loaded is None or not loaded.journal_id:
+            return None
+        return (loaded.journal_id, loaded.data["generation"])
+
     def save(self, generation: int, notes: dict[str, list[int]], broken: dict[str, list],
              changed: list[str] | None = None) -> None:
         """Record the state after a commit. `changed`: the notes it touched, when `notes`

@@ -8,9 +8,14 @@ apart by meaning (a transcript: one `##` per turn, each about something else) al
 row per section, in the order of its stored chunks (ocm/indexer/chunks.py), so a search
 can pick the turn a question is about, not only the conversation.
 
-One file, `vectors.npz`: the float32 note rows, the float32 section rows and their keys
-(model, paths, signatures, sections per note) as a JSON string, replaced in one atomic
-step, so a reader never pairs rows with another write's keys.
+One file, `vectors.npz` (an uncompressed zip of `.npy` members, replaced in one atomic
+step, so a reader never pairs rows with another write's keys): the float32 note rows, the
+float32 section rows, each note's signature (int64) and section count (int32), the paths
+(UTF-8, NUL-separated) and a small JSON key (model, layout, and the manifest state the rows
+were last brought in line with). Each member's data starts 64-byte aligned, so a fresh
+process maps the rows instead of reading them (copy-on-write: a commit that rewrites a row
+in place changes only its own copy), and turns paths and signatures into Python objects only
+when it needs them: when the manifest is still the one the rows match, not at all.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ import atexit
 import contextlib
 import json
 import os
+import struct
 import time
-import weakref
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -37,12 +42,21 @@ BATCH = 256
 # leaves the file a few notes behind; the next one embeds those notes again.
 SAVE_ROWS = 64
 SAVE_SECONDS = 30.0
-_OPEN: weakref.WeakSet[VectorStore] = weakref.WeakSet()
+# Stores with rows not yet written, held until they are, so that the exit writes them even
+# when nothing else refers to the store any more (a one-shot `ocm search` has dropped its
+# Project by then).
+_UNSAVED: set[VectorStore] = set()
 # What the keys must say for the rows to be used; a file of another layout is rebuilt.
-# 3: rows stored as float32, read as they are (converting float16 rows took ~0.3 s of a
-# one-shot search at 100k notes, more than reading twice the bytes).
-LAYOUT = 3
-FLOAT16_LAYOUT = 2  # the same rows as float16: read, and written back in the new layout
+# 4: paths, signatures and section counts as members of their own, not in the JSON key
+# (parsing 100k of them took ~50 ms of every one-shot search at 100k notes).
+LAYOUT = 4
+# Earlier layouts, read and written back in the new one: 3 held everything in the JSON
+# key; 2 also stored the rows as float16.
+JSON_KEYS_LAYOUT = 3
+FLOAT16_LAYOUT = 2
+# Where each member's data starts in the file (zip header + .npy header, padded).
+ALIGN = 64
+_PAD_FIELD = 0xD935  # the zip "extra" field id zipalign uses for padding
 
 # A note's text to embed, and its sections' texts ([] when the note is embedded whole only).
 EmbedText = tuple[str, list[str]]
@@ -55,21 +69,24 @@ PRODUCT_ROWS = 1024
 class VectorStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.paths: list[str] = []
-        self.sigs: list[list[int]] = []
+        self._paths: list[str] = []
+        self._sigs: list[list[int]] = []
         self.matrix: Any = None  # numpy float32 (len(paths), DIM), rows of unit length
         # Sections per note (0 for most) and their rows, note after note in path order.
-        self.parts: list[int] = []
+        self._parts: list[int] = []
         self.part_matrix: Any = None
-        self._row: dict[str, int] = {}
-        self._part_start: list[int] = []
+        # Read from the file but not yet made lists: "paths" (bytes), "sigs", "parts".
+        self._raw: dict[str, Any] = {}
+        self._row_of: dict[str, int] | None = None  # made on first use
+        self._part_start_of: list[int] | None = None
+        # The manifest state (Manifest.token) the rows were last brought in line with.
+        self._token: tuple | None = None
         self._loaded_key: tuple | None = None
         self._synced: object = None
         self._pending = 0  # rows changed since the file was written
         self._room: dict[str, Any] = {}  # spare rows behind `matrix` and `part_matrix`
         self._saved_at = time.monotonic()
         self._pid = os.getpid()
-        _OPEN.add(self)
 
     def _file_key(self) -> tuple | None:
         try:
@@ -78,12 +95,58 @@ class VectorStore:
             return None
         return (found.st_ino, found.st_mtime_ns, found.st_size)
 
+    # Paths, signatures and section counts: lists, made from the file's members on first use.
+    @property
+    def paths(self) -> list[str]:
+        if "paths" in self._raw:
+            blob = self._raw.pop("paths").tobytes()
+            self._paths = blob.decode("utf-8", "surrogatepass").split("\0") if blob else []
+        return self._paths
+
+    @paths.setter
+    def paths(self, value: list[str]) -> None:
+        self._raw.pop("paths", None)
+        self._paths = value
+
+    @property
+    def sigs(self) -> list[list[int]]:
+        if "sigs" in self._raw:
+            self._sigs = self._raw.pop("sigs").tolist()
+        return self._sigs
+
+    @sigs.setter
+    def sigs(self, value: list[list[int]]) -> None:
+        self._raw.pop("sigs", None)
+        self._sigs = value
+
+    @property
+    def parts(self) -> list[int]:
+        if "parts" in self._raw:
+            self._parts = self._raw.pop("parts").tolist()
+        return self._parts
+
+    @parts.setter
+    def parts(self, value: list[int]) -> None:
+        self._raw.pop("parts", None)
+        self._parts = value
+
+    @property
+    def _row(self) -> dict[str, int]:
+        if self._row_of is None:
+            self._row_of = {p: i for i, p in enumerate(self.paths)}
+        return self._row_of
+
+    @property
+    def _part_start(self) -> list[int]:
+        if self._part_start_of is None:
+            self._part_start_of, at = [], 0
+            for count in self.parts:
+                self._part_start_of.append(at)
+                at += count
+        return self._part_start_of
+
     def _index_rows(self) -> None:
-        self._row = {p: i for i, p in enumerate(self.paths)}
-        self._part_start, at = [], 0
-        for count in self.parts:
-            self._part_start.append(at)
-            at += count
+        self._row_of = self._part_start_of = None
 
     def _load(self) -> None:
         import numpy as np
@@ -94,57 +157,100 @@ class VectorStore:
         self.paths, self.sigs, self.parts = [], [], []
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
         self.part_matrix = np.zeros((0, DIM), dtype=np.float32)
-        self._loaded_key = None
+        self._loaded_key = self._token = None
         if key is not None:
             try:
-                with np.load(self.folder / VECTORS, allow_pickle=False) as stored:
-                    meta = json.loads(stored["keys"].item())  # not str(): that prints the array
-                    matrix = stored["rows"]
-                    parts = stored["part_rows"]
-                count = len(meta["paths"])
-                layout = meta.get("layout")
-                if (meta.get("model") == MODEL and layout in (FLOAT16_LAYOUT, LAYOUT)
-                        and matrix.shape == (count, DIM) and len(meta["sigs"]) == count
-                        and len(meta["parts"]) == count
-                        and parts.shape == (sum(meta["parts"]), DIM)):
-                    self.paths, self.sigs = list(meta["paths"]), list(meta["sigs"])
-                    self.parts = [int(n) for n in meta["parts"]]
-                    # Written in place by later commits: a read-only array is copied.
-                    self.matrix = np.require(matrix, np.float32, ["W"])
-                    self.part_matrix = np.require(parts, np.float32, ["W"])
+                if self._read():
                     self._loaded_key = key
-                    if layout == FLOAT16_LAYOUT:  # converted once, written back as float32
-                        self._pending = max(self._pending, SAVE_ROWS)
             except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
-                pass  # unreadable: every note is embedded again below
+                # unreadable: every note is embedded again below
+                self.paths, self.sigs, self.parts = [], [], []
+                self.matrix = np.zeros((0, DIM), dtype=np.float32)
+                self.part_matrix = np.zeros((0, DIM), dtype=np.float32)
+                self._token = None
         self._index_rows()
 
+    def _read(self) -> bool:
+        """Take the file's rows and keys; False for a file of another model or an unknown
+        layout (the store stays empty), ValueError for one that does not hold together."""
+        import numpy as np
+
+        with open(self.folder / VECTORS, "rb") as handle, zipfile.ZipFile(handle) as stored:
+            meta = json.loads(_member(stored, "keys").item())  # not str(): prints the array
+            layout = meta.get("layout")
+            if meta.get("model") != MODEL:
+                return False
+            if layout == LAYOUT:
+                matrix, part_matrix = _member(stored, "rows"), _member(stored, "part_rows")
+                raw = {name: _member(stored, name) for name in ("paths", "sigs", "parts")}
+                count = len(raw["sigs"])
+                if not (matrix.shape == (count, DIM) and raw["sigs"].shape == (count, 2)
+                        and raw["parts"].shape == (count,)
+                        and part_matrix.shape == (int(raw["parts"].sum()), DIM)
+                        and raw["paths"].tobytes().count(b"\0") == max(count - 1, 0)):
+                    raise ValueError("vectors file does not hold together")
+                self.matrix, self.part_matrix, self._raw = matrix, part_matrix, raw
+                token = meta.get("token")
+                self._token = tuple(token) if isinstance(token, list) else None
+                return True
+            if layout not in (FLOAT16_LAYOUT, JSON_KEYS_LAYOUT):
+                return False
+            count = len(meta["paths"])
+            matrix, parts = _member(stored, "rows"), _member(stored, "part_rows")
+            if not (matrix.shape == (count, DIM) and len(meta["sigs"]) == count
+                    and len(meta["parts"]) == count
+                    and parts.shape == (sum(meta["parts"]), DIM)):
+                raise ValueError("vectors file does not hold together")
+            self.paths, self.sigs = list(meta["paths"]), list(meta["sigs"])
+            self.parts = [int(n) for n in meta["parts"]]
+            self.matrix = np.array(matrix, np.float32)
+            self.part_matrix = np.array(parts, np.float32)
+            # Converted once: written back in the current layout.
+            self._pending = max(self._pending, SAVE_ROWS)
+            _UNSAVED.add(self)
+            return True
+
+    def holds(self, token: tuple | None) -> bool:
+        """Whether the rows are those of the manifest state `token` (Manifest.token)."""
+        self._load()
+        return token is not None and token == self._token
+
     def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
-             embedder: Embedder) -> None:
+             embedder: Embedder, token: tuple | None = None) -> None:
         """Bring the vectors in line with `notes` (relpath -> signature, the index's
         manifest): embed what is new or changed, drop what is gone. A few changed or new
         notes are written into their rows in place (appended ones into spare room), so a
-        small commit costs one pass over the signatures, not a copy of every row."""
+        small commit costs one pass over the signatures, not a copy of every row.
+        `token`: the manifest state `notes` are (Manifest.token); rows last brought in
+        line with that same state are used as they are, without looking at each note."""
         if self._synced is notes and self._file_key() == self._loaded_key:
             return
         self._load()
+        if token is not None and token == self._token:
+            self._synced = notes
+            return
         row, sigs = self._row, self.sigs
         todo = [rel for rel, sig in notes.items()
                 if (at := row.get(rel)) is None or sigs[at] != sig]
         added = sum(1 for rel in todo if rel not in row)
         gone = len(self.paths) - (len(notes) - added)  # stored notes no longer listed
+        # A note that could not be read is not in the rows: the next sync tries it again.
+        complete = True
         if todo or gone:
             found = [(rel, got) for rel in todo if (got := text_of(rel)) is not None]
-            in_place = not gone and len(found) == len(todo) and all(
+            complete = len(found) == len(todo)
+            in_place = not gone and complete and all(
                 rel not in row or self.parts[row[rel]] == len(got[1]) for rel, got in found)
             if in_place:
                 self._update(notes, found, embedder)
             else:
                 self._rebuild(notes, found, embedder)
             self._pending += len(todo) + gone
-            if (self._loaded_key is None or self._pending >= SAVE_ROWS
-                    or time.monotonic() - self._saved_at >= SAVE_SECONDS):
-                self._try_save()
+            _UNSAVED.add(self)
+        self._token = token if complete else None
+        if (todo or gone) and (self._loaded_key is None or self._pending >= SAVE_ROWS
+                               or time.monotonic() - self._saved_at >= SAVE_SECONDS):
+            self._try_save()
         self._synced = notes
 
     def _vectors_of(self, found: list[tuple[str, EmbedText]],
@@ -242,19 +348,25 @@ class VectorStore:
         # One temporary file per process: two processes saving at once (a server and a
         # command, each at its exit) must not write into the same one.
         temp = self.folder / f".{VECTORS}.{os.getpid()}.tmp"
-        keys = json.dumps({"model": MODEL, "layout": LAYOUT, "paths": self.paths,
-                           "sigs": self.sigs, "parts": self.parts})
+        keys = json.dumps({"model": MODEL, "layout": LAYOUT, "token": self._token})
+        members = {"keys": np.array(keys),
+                   "rows": self.matrix.astype(np.float32, copy=False),
+                   "part_rows": self.part_matrix.astype(np.float32, copy=False),
+                   # A name that is not UTF-8 (os.fsdecode's surrogates) is kept as it is.
+                   "paths": np.frombuffer("\0".join(self.paths).encode("utf-8", "surrogatepass"),
+                                          dtype=np.uint8),
+                   "sigs": np.array(self.sigs, dtype=np.int64).reshape(-1, 2),
+                   "parts": np.array(self.parts, dtype=np.int32)}
         try:
             with open(temp, "wb") as handle:
-                np.savez(handle, rows=self.matrix.astype(np.float32, copy=False),
-                         part_rows=self.part_matrix.astype(np.float32, copy=False),
-                         keys=np.array(keys))
+                _write_members(handle, members)
             os.replace(temp, self.folder / VECTORS)
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
         self._loaded_key = self._file_key()
         self._pending = 0
+        _UNSAVED.discard(self)
         self._saved_at = time.monotonic()
 
     def cosines(self, query: Any) -> Any:
@@ -262,7 +374,7 @@ class VectorStore:
         as a numpy float32 vector; `row` finds a note's."""
         import numpy as np
 
-        if self.matrix is None or not len(self.paths):
+        if self.matrix is None or not len(self.matrix):
             return np.zeros(0, dtype=np.float32)
         # A block of rows at a time, each below the size at which OpenBLAS spreads one
         # product over threads: on a busy machine a threaded 10k-row product took 8-24 ms
@@ -285,8 +397,56 @@ class VectorStore:
         return (self.part_matrix[start:start + self.parts[row]] @ query).tolist()
 
 
+def _write_members(handle: Any, members: dict[str, Any]) -> None:
+    """An uncompressed zip of `.npy` members, as `np.savez` writes it, but with each
+    member's data starting ALIGN-byte aligned (a padding field in its zip header; the .npy
+    header after it is a multiple of 64 bytes), so that a reader can map it."""
+    import numpy as np
+
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as out:
+        for name, array in members.items():
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            # The local header: 30 bytes, the name, the extra fields (ours, then the
+            # 20-byte zip64 one).
+            pad = -(handle.tell() + 30 + len(info.filename) + 20) % ALIGN
+            if pad:
+                pad += ALIGN if pad < 4 else 0
+                info.extra = struct.pack("<HH", _PAD_FIELD, pad - 4) + bytes(pad - 4)
+            with out.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _member(stored: zipfile.ZipFile, name: str) -> Any:
+    """The array `name` of an open vectors file: mapped copy-on-write where its data is
+    stored aligned (and the system lets a mapped file be replaced), else read."""
+    import numpy as np
+
+    info = stored.getinfo(name + ".npy")
+    handle = stored.fp
+    if os.name == "posix" and info.compress_type == zipfile.ZIP_STORED and handle is not None:
+        handle.seek(info.header_offset)
+        local = handle.read(30)
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"bad member header: {name}")
+        name_size, extra_size = struct.unpack("<HH", local[26:30])
+        start = info.header_offset + 30 + name_size + extra_size
+        handle.seek(start)
+        version = np.lib.format.read_magic(handle)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(handle)
+        offset = handle.tell()
+        size = dtype.itemsize * int(np.prod(shape))
+        if (offset % ALIGN == 0 and not fortran and dtype.kind in "fiu" and shape and size
+                and offset - start + size == info.file_size):
+            return np.asarray(np.memmap(handle, dtype=dtype, mode="c", offset=offset,
+                                        shape=shape))
+    with stored.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
+
+
 @atexit.register
 def _flush_all() -> None:
-    for store in list(_OPEN):
+    for store in list(_UNSAVED):
         with contextlib.suppress(Exception):  # derived data; the next process embeds again
             store.flush()

@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
-from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
@@ -117,8 +116,13 @@ def _length_bytes(reader: Any, field: str) -> bytes:
 
 def _segment_key(reader: Any) -> str:
     """What identifies a segment's immutable content: its id. New deletions reopen the
-    reader but change nothing decoded here (the scorer reads them from the reader)."""
-    return reader.segment().segment_id()
+    reader but change nothing decoded here (the scorer reads them from the reader). Kept on
+    the reader: a search asks for it a few hundred times."""
+    try:
+        return reader._ocm_segment_key
+    except AttributeError:
+        key = reader._ocm_segment_key = reader.segment().segment_id()
+        return key
 
 
 def best(values: np.ndarray, limit: int) -> np.ndarray:
@@ -196,12 +200,14 @@ class SegmentCache:
             self._postings.move_to_end(key)
             return self._postings[key]
         try:
-            matcher = reader.postings(field, term)
+            # The segment's own matcher: `reader.postings` would wrap it in a FilterMatcher
+            # for the deletions (which reads the first block to skip deleted documents);
+            # the scorer applies deletions itself.
+            matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term),
+                                            reader.schema[field].format)
         except TermNotFound:
             entry = None
         else:
-            if isinstance(matcher, FilterMatcher):  # deletions are applied by the scorer
-                matcher = matcher.child
             entry = _Postings(*_decode(matcher))
             self._size += len(entry.ids)
         self._postings[key] = entry

@@ -39,6 +39,12 @@ Clause = tuple[str, str, float]
 # 50k notes 200 realistic queries touch 6.7 M postings: with 2 M kept, a search decoded
 # again what the one before had (34.5 ms CPU a search against 14.7 ms with all kept).
 POSTINGS_BUDGET = 6_000_000
+# A segment of at most this many documents (the notes written since the last merge) has its
+# term keys read into a set once this many terms were looked up in it: most query terms are
+# in no note of it, and each of those cost a Whoosh hash-table lookup (~40 us) in every new
+# (field, term). A process that searches once or twice never builds the set.
+SMALL_SEGMENT_DOCS = 2000
+SMALL_SEGMENT_LOOKUPS = 300
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 
@@ -154,6 +160,8 @@ class SegmentCache:
         self._postings: OrderedDict[tuple[str, str, str], _Postings | None] = OrderedDict()
         self._size = 0
         self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        # Small segments: their term keys (Whoosh's bytes), or how many lookups so far.
+        self._keys: dict[str, frozenset[bytes] | int] = {}
 
     def keep_only(self, readers: Iterable[Any]) -> None:
         live = frozenset(_segment_key(reader) for reader in readers)
@@ -165,6 +173,7 @@ class SegmentCache:
             self._forget(key)
         for key in [k for k in self._stored if k[0] not in live]:
             del self._stored[key]
+        self._keys = {k: v for k, v in self._keys.items() if k in live}
 
     def stored_fields(self, reader: Any, doc: int) -> dict:
         """A document's stored fields; callers must not modify the dict."""
@@ -199,12 +208,16 @@ class SegmentCache:
         if key in self._postings:
             self._postings.move_to_end(key)
             return self._postings[key]
+        terms = reader._terms
+        tbytes = reader._text_to_bytes(field, term)
+        if not self._may_hold(reader, key[0], terms, field, tbytes):
+            self._postings[key] = None
+            return None
         try:
             # The segment's own matcher: `reader.postings` would wrap it in a FilterMatcher
             # for the deletions (which reads the first block to skip deleted documents);
             # the scorer applies deletions itself.
-            matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term),
-                                            reader.schema[field].format)
+            matcher = terms.matcher(field, tbytes, reader.schema[field].format)
         except TermNotFound:
             entry = None
         else:
@@ -214,6 +227,19 @@ class SegmentCache:
         while self._size > self.budget and len(self._postings) > 1:
             self._forget(next(iter(self._postings)))
         return entry
+
+    def _may_hold(self, reader: Any, segment: str, terms: Any, field: str,
+                  tbytes: bytes) -> bool:
+        """False when a small segment is known not to hold the term (SMALL_SEGMENT_DOCS)."""
+        known = self._keys.get(segment, 0)
+        if isinstance(known, int):
+            if reader.doc_count_all() > SMALL_SEGMENT_DOCS:
+                return True
+            if known + 1 < SMALL_SEGMENT_LOOKUPS:
+                self._keys[segment] = known + 1
+                return True
+            known = self._keys[segment] = frozenset(terms._tindex.keys())
+        return terms._keycoder(field, tbytes) in known
 
 
 class PostingScorer:

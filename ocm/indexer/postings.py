@@ -45,6 +45,8 @@ POSTINGS_BUDGET = 6_000_000
 # (field, term). A process that searches once or twice never builds the set.
 SMALL_SEGMENT_DOCS = 2000
 SMALL_SEGMENT_LOOKUPS = 300
+# (field, term) pairs whose segments a scorer keeps at hand (PostingScorer._holding).
+HELD_KEPT = 4096
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 
@@ -263,6 +265,10 @@ class PostingScorer:
         self._sets: dict[str, frozenset[int]] = {}
         self._masks: dict[str, np.ndarray] = {}
         self._live: np.ndarray | None = None
+        # (field, term) -> the segments holding it, as (reader, global doc numbers, postings):
+        # a search asks for each of its terms' postings in every segment three times
+        # (scores, holders, the live idf), a few hundred times a query.
+        self._held: dict[tuple[str, str], list[tuple[Any, slice, _Postings]]] = {}
 
     def _norm_table(self, field: str) -> tuple[float, np.ndarray]:
         """The field's average length and BM25's length normalisation for each of the 256
@@ -295,6 +301,18 @@ class PostingScorer:
         for reader, base in self.leaves:
             yield reader, slice(base, base + reader.doc_count_all())
 
+    def _holding(self, field: str, term: str) -> list[tuple[Any, slice, _Postings]]:
+        """The segments that hold the term in the field, with its postings in each."""
+        key = (field, term)
+        found = self._held.get(key)
+        if found is None:
+            found = [(reader, docs, entry) for reader, docs in self._segments()
+                     if (entry := self.cache.postings(reader, field, term)) is not None]
+            if len(self._held) >= HELD_KEPT:
+                self._held.clear()
+            self._held[key] = found
+        return found
+
     def scores(self, clauses: Iterable[Clause]) -> np.ndarray:
         """The score of each global doc number; 0.0 where no clause matched. Deleted
         documents keep a score: `top` skips them."""
@@ -303,13 +321,11 @@ class PostingScorer:
         searcher = self.searcher
         acc = np.zeros(self.doc_count, dtype=np.float64)
         for field, term, boost in clauses:
-            idf = None
-            for reader, docs in self._segments():
-                entry = self.cache.postings(reader, field, term)
-                if entry is None:
-                    continue
-                if idf is None:
-                    idf = searcher.idf(field, term)
+            held = self._holding(field, term)
+            if not held:
+                continue
+            idf = searcher.idf(field, term)
+            for reader, docs, entry in held:
                 # Doc ids are unique within a posting list: one exact addition each.
                 acc[docs][entry.ids] += idf * self._parts(entry, reader, field) * boost
         return acc
@@ -332,18 +348,16 @@ class PostingScorer:
 
         fields = tuple(fields)
         held = np.zeros(self.doc_count, dtype=bool)
-        for reader, docs in self._segments():
-            for field in fields:
-                entry = self.cache.postings(reader, field, term)
-                if entry is not None:
-                    held[docs][entry.ids] = True
+        for field in fields:
+            for _, docs, entry in self._holding(field, term):
+                held[docs][entry.ids] = True
         return held & self.live()
 
     def first_live(self, field: str, term: str) -> int | None:
         """The lowest global doc number of a live document holding the term (a note's
         by its `path`), as `Searcher.document_number` finds it."""
         live = self.live()
-        for reader, docs in self._segments():
+        for reader, docs in self._segments():  # not _holding: stops at the first found
             entry = self.cache.postings(reader, field, term)
             if entry is not None:
                 for number in (entry.ids + docs.start).tolist():

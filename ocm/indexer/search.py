@@ -190,8 +190,8 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
         tool=stored.get("tool", ""), scope=stored.get("scope", ""),
         date=datetime.fromtimestamp(epoch) if epoch else None,
         path=_note_path(index.resolved_root, stored["path"]), meta=meta,
-        project=index.vault.project, score=score, sketch=frozenset(meta.get("sketch") or ()),
-        chunks=stored.get("chunks") or [], relpath=stored["path"],
+        project=index.vault.project, score=score, chunks=stored.get("chunks") or [],
+        relpath=stored["path"],
     )
 
 

@@ -422,7 +422,7 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
     hits, numbers = list(hits), list(numbers)
-    rels = [str(scorer.stored_fields(number)["path"]) for number in numbers]
+    rels = [hit.relpath for hit in hits]  # each hit's stored `path`
     known = set(rels)
     for row in best(sims, VECTOR_CANDIDATES).tolist():
         rel = store.paths[row]

@@ -45,8 +45,9 @@ POSTINGS_BUDGET = 6_000_000
 # (field, term). A process that searches once or twice never builds the set.
 SMALL_SEGMENT_DOCS = 2000
 SMALL_SEGMENT_LOOKUPS = 300
-# (field, term) pairs whose segments a scorer keeps at hand (PostingScorer._holding).
-HELD_KEPT = 4096
+# (field, term) pairs whose segments a scorer keeps at hand (PostingScorer._holding): a
+# search has ~70; kept small so that postings the cache has let go of are not held long.
+HELD_KEPT = 1024
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 

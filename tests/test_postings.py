@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from ocm.indexer import postings
 from ocm.indexer import search as engine
 from ocm.indexer.hits import Filters
 from ocm.project import Project, SearchRequest
@@ -249,3 +250,19 @@ def test_decoded_postings_are_whooshs_across_blocks(tmp_path) -> None:
 
     ids, weights = _decode(ListMatcher([3, 9, 12], weights=[1.0, 2.0, 0.5]))
     assert (ids.tolist(), weights.tolist()) == ([3, 9, 12], [1.0, 2.0, 0.5])
+
+
+@pytest.mark.parametrize("filters", [Filters(), Filters(types=("gotcha", "decision"))])
+def test_small_segments_answered_from_their_term_keys_score_as_whoosh(
+        vault_project: Project, filters: Filters, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a small segment's term keys are read, a term it does not hold is not looked up:
+    the same documents and scores as Whoosh's, and those of a process that reads none."""
+    index = vault_project.refresh(vault_project.vault)
+    expected = {text: _ours(index, text, filters) for text in QUERIES}
+    index.close()
+    monkeypatch.setattr(postings, "SMALL_SEGMENT_LOOKUPS", 1)
+    index = vault_project.refresh(vault_project.vault)
+    for text in QUERIES:
+        assert _ours(index, text, filters) == expected[text] == _whoosh(index, text, filters)
+    keys = index.scorer().cache._keys
+    assert keys and all(isinstance(known, frozenset) for known in keys.values())

@@ -309,3 +309,40 @@ def test_an_empty_query_lists_newest_first_as_documented(code_notes: Project) ->
 def test_explain_reports_the_coverage_of_the_query(code_notes: Project) -> None:
     hit = search(code_notes, "exponential backoff", explain=True)[0]
     assert hit.explain["coverage"] == 1.0
+
+
+def test_mmr_picks_as_comparing_every_hit_with_every_pick() -> None:
+    """The lazy MMR (overlaps measured only when a hit comes to the top) picks the same
+    hits in the same order as the plain loop over the whole pool, ties and all."""
+    import random
+    from types import SimpleNamespace
+
+    from ocm.indexer import search as engine
+
+    def plain(hits: list, limit: int) -> list:
+        top = hits[0].score or 1.0
+        chosen, pool, overlap = [], list(hits), [0.0] * len(hits)
+        while pool and len(chosen) < limit:
+            at = max(range(len(pool)), key=lambda i: (
+                engine.MMR_LAMBDA * pool[i].score / top
+                - (1 - engine.MMR_LAMBDA) * overlap[i], -i))
+            pick = pool.pop(at)
+            overlap.pop(at)
+            chosen.append(pick)
+            for i, hit in enumerate(pool):
+                overlap[i] = max(overlap[i], engine.jaccard(hit.sketch, pick.sketch))
+        return chosen
+
+    rng = random.Random(5)
+    words = [f"w{n}" for n in range(30)]
+    reordered = 0
+    for _ in range(300):
+        hits = [SimpleNamespace(score=rng.choice([1.0, 2.0, 2.5, rng.uniform(0, 3)]),
+                                sketch=frozenset(rng.sample(words, rng.randint(0, 8))))
+                for _ in range(rng.randint(2, 40))]
+        hits.sort(key=lambda h: -h.score)
+        limit = rng.randint(1, 12)
+        expected = plain(hits, limit)
+        assert engine._mmr(hits, limit) == expected
+        reordered += expected != hits[:limit]
+    assert reordered > 50  # diversity did change the order, and the same way

@@ -47,7 +47,9 @@ class Hit:
     score: float = 0.0
     rank: int = 0
     explain: dict[str, Any] | None = None
-    sketch: frozenset[str] = field(default_factory=frozenset)
+    # The note's sketch words as a set (MMR's overlaps), made from `meta` on first use
+    # (`sketch`): a search compares the sketches of its best hits only.
+    _sketch: frozenset[str] | None = field(default=None, repr=False, compare=False)
     # The best chunk (a section) for the query; set on the hits a search returns.
     chunk: Chunk | None = None
     # The note's stored chunks and where they came from (not part of the result).
@@ -62,6 +64,12 @@ class Hit:
     # Cosine of each of the note's sections with the query, in chunk order, for a note
     # whose sections have embeddings of their own (a transcript's turns); else None.
     part_similarities: list[float] | None = field(default=None, repr=False)
+
+    @property
+    def sketch(self) -> frozenset[str]:
+        if self._sketch is None:
+            self._sketch = frozenset(self.meta.get("sketch") or ())
+        return self._sketch
 
     @property
     def top_files(self) -> list[str]:

@@ -56,15 +56,18 @@ class LiveSearcher(Searcher):
         """How many undeleted documents hold the term in the field."""
         import numpy as np
 
+        if isinstance(text, bytes):
+            text = self.schema[fieldname].from_bytes(text)
         total = 0
+        # The postings the scorer decodes (and has, when it asks for the idf): their length
+        # is the segment's document frequency, without a second lookup of the term.
         for reader in self._leaves():
-            if not reader.has_deletions():
-                total += reader.doc_frequency(fieldname, text)
-                continue
-            if isinstance(text, bytes):
-                text = self.schema[fieldname].from_bytes(text)
             entry = self.cache.postings(reader, fieldname, text)
-            if entry is not None and len(entry.ids):  # sorted: count the deleted among them
+            if entry is None:
+                continue
+            if not reader.has_deletions():
+                total += len(entry.ids)
+            elif len(entry.ids):  # sorted: count the deleted among them
                 deleted = self._deleted(reader)
                 at = np.searchsorted(entry.ids, deleted).clip(max=len(entry.ids) - 1)
                 total += len(entry.ids) - int(np.count_nonzero(entry.ids[at] == deleted))

@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
-from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
@@ -40,6 +39,15 @@ Clause = tuple[str, str, float]
 # 50k notes 200 realistic queries touch 6.7 M postings: with 2 M kept, a search decoded
 # again what the one before had (34.5 ms CPU a search against 14.7 ms with all kept).
 POSTINGS_BUDGET = 6_000_000
+# A segment of at most this many documents (the notes written since the last merge) has its
+# term keys read into a set once this many terms were looked up in it: most query terms are
+# in no note of it, and each of those cost a Whoosh hash-table lookup (~40 us) in every new
+# (field, term). A process that searches once or twice never builds the set.
+SMALL_SEGMENT_DOCS = 2000
+SMALL_SEGMENT_LOOKUPS = 300
+# (field, term) pairs whose segments a scorer keeps at hand (PostingScorer._holding): a
+# search has ~70; kept small so that postings the cache has let go of are not held long.
+HELD_KEPT = 1024
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 
@@ -117,8 +125,13 @@ def _length_bytes(reader: Any, field: str) -> bytes:
 
 def _segment_key(reader: Any) -> str:
     """What identifies a segment's immutable content: its id. New deletions reopen the
-    reader but change nothing decoded here (the scorer reads them from the reader)."""
-    return reader.segment().segment_id()
+    reader but change nothing decoded here (the scorer reads them from the reader). Kept on
+    the reader: a search asks for it a few hundred times."""
+    try:
+        return reader._ocm_segment_key
+    except AttributeError:
+        key = reader._ocm_segment_key = reader.segment().segment_id()
+        return key
 
 
 def best(values: np.ndarray, limit: int) -> np.ndarray:
@@ -150,6 +163,8 @@ class SegmentCache:
         self._postings: OrderedDict[tuple[str, str, str], _Postings | None] = OrderedDict()
         self._size = 0
         self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        # Small segments: their term keys (Whoosh's bytes), or how many lookups so far.
+        self._keys: dict[str, frozenset[bytes] | int] = {}
 
     def keep_only(self, readers: Iterable[Any]) -> None:
         live = frozenset(_segment_key(reader) for reader in readers)
@@ -161,6 +176,7 @@ class SegmentCache:
             self._forget(key)
         for key in [k for k in self._stored if k[0] not in live]:
             del self._stored[key]
+        self._keys = {k: v for k, v in self._keys.items() if k in live}
 
     def stored_fields(self, reader: Any, doc: int) -> dict:
         """A document's stored fields; callers must not modify the dict."""
@@ -195,19 +211,38 @@ class SegmentCache:
         if key in self._postings:
             self._postings.move_to_end(key)
             return self._postings[key]
+        terms = reader._terms
+        tbytes = reader._text_to_bytes(field, term)
+        if not self._may_hold(reader, key[0], terms, field, tbytes):
+            self._postings[key] = None
+            return None
         try:
-            matcher = reader.postings(field, term)
+            # The segment's own matcher: `reader.postings` would wrap it in a FilterMatcher
+            # for the deletions (which reads the first block to skip deleted documents);
+            # the scorer applies deletions itself.
+            matcher = terms.matcher(field, tbytes, reader.schema[field].format)
         except TermNotFound:
             entry = None
         else:
-            if isinstance(matcher, FilterMatcher):  # deletions are applied by the scorer
-                matcher = matcher.child
             entry = _Postings(*_decode(matcher))
             self._size += len(entry.ids)
         self._postings[key] = entry
         while self._size > self.budget and len(self._postings) > 1:
             self._forget(next(iter(self._postings)))
         return entry
+
+    def _may_hold(self, reader: Any, segment: str, terms: Any, field: str,
+                  tbytes: bytes) -> bool:
+        """False when a small segment is known not to hold the term (SMALL_SEGMENT_DOCS)."""
+        known = self._keys.get(segment, 0)
+        if isinstance(known, int):
+            if reader.doc_count_all() > SMALL_SEGMENT_DOCS:
+                return True
+            if known + 1 < SMALL_SEGMENT_LOOKUPS:
+                self._keys[segment] = known + 1
+                return True
+            known = self._keys[segment] = frozenset(terms._tindex.keys())
+        return terms._keycoder(field, tbytes) in known
 
 
 class PostingScorer:
@@ -231,6 +266,10 @@ class PostingScorer:
         self._sets: dict[str, frozenset[int]] = {}
         self._masks: dict[str, np.ndarray] = {}
         self._live: np.ndarray | None = None
+        # (field, term) -> the segments holding it, as (reader, global doc numbers, postings):
+        # a search asks for each of its terms' postings in every segment three times
+        # (scores, holders, the live idf), a few hundred times a query.
+        self._held: dict[tuple[str, str], list[tuple[Any, slice, _Postings]]] = {}
 
     def _norm_table(self, field: str) -> tuple[float, np.ndarray]:
         """The field's average length and BM25's length normalisation for each of the 256
@@ -263,6 +302,18 @@ class PostingScorer:
         for reader, base in self.leaves:
             yield reader, slice(base, base + reader.doc_count_all())
 
+    def _holding(self, field: str, term: str) -> list[tuple[Any, slice, _Postings]]:
+        """The segments that hold the term in the field, with its postings in each."""
+        key = (field, term)
+        found = self._held.get(key)
+        if found is None:
+            found = [(reader, docs, entry) for reader, docs in self._segments()
+                     if (entry := self.cache.postings(reader, field, term)) is not None]
+            if len(self._held) >= HELD_KEPT:
+                self._held.clear()
+            self._held[key] = found
+        return found
+
     def scores(self, clauses: Iterable[Clause]) -> np.ndarray:
         """The score of each global doc number; 0.0 where no clause matched. Deleted
         documents keep a score: `top` skips them."""
@@ -271,13 +322,11 @@ class PostingScorer:
         searcher = self.searcher
         acc = np.zeros(self.doc_count, dtype=np.float64)
         for field, term, boost in clauses:
-            idf = None
-            for reader, docs in self._segments():
-                entry = self.cache.postings(reader, field, term)
-                if entry is None:
-                    continue
-                if idf is None:
-                    idf = searcher.idf(field, term)
+            held = self._holding(field, term)
+            if not held:
+                continue
+            idf = searcher.idf(field, term)
+            for reader, docs, entry in held:
                 # Doc ids are unique within a posting list: one exact addition each.
                 acc[docs][entry.ids] += idf * self._parts(entry, reader, field) * boost
         return acc
@@ -300,18 +349,16 @@ class PostingScorer:
 
         fields = tuple(fields)
         held = np.zeros(self.doc_count, dtype=bool)
-        for reader, docs in self._segments():
-            for field in fields:
-                entry = self.cache.postings(reader, field, term)
-                if entry is not None:
-                    held[docs][entry.ids] = True
+        for field in fields:
+            for _, docs, entry in self._holding(field, term):
+                held[docs][entry.ids] = True
         return held & self.live()
 
     def first_live(self, field: str, term: str) -> int | None:
         """The lowest global doc number of a live document holding the term (a note's
         by its `path`), as `Searcher.document_number` finds it."""
         live = self.live()
-        for reader, docs in self._segments():
+        for reader, docs in self._segments():  # not _holding: stops at the first found
             entry = self.cache.postings(reader, field, term)
             if entry is not None:
                 for number in (entry.ids + docs.start).tolist():

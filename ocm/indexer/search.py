@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable
@@ -43,6 +44,8 @@ MMR_LAMBDA = 0.9
 DATE_PRIOR = 1.5
 DATE_SLACK = timedelta(days=2)
 CANDIDATES = 60
+# Note paths kept made (search._note_path): a few hundred bytes each.
+NOTE_PATHS = 20_000
 SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
 # Words that describe what is being looked for rather than its content ("my last session").
 _META_WORDS = frozenset({
@@ -171,6 +174,13 @@ def text_query(text: str, paths: tuple[str, ...] = ()) -> tuple[Q.Query | None, 
     return query, terms
 
 
+@lru_cache(maxsize=NOTE_PATHS)
+def _note_path(root: Path, rel: str) -> Path:
+    """A note's path: one `Path` per note, not one per hit of every search (`root / rel`
+    parses and joins again each time)."""
+    return root / rel
+
+
 def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
     meta = dict(stored.get("meta") or {})  # hits annotate their own copy (staleness)
     epoch = stored.get("date") or 0
@@ -179,9 +189,9 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
         title=meta.get("title", ""), status=stored.get("status", ""),
         tool=stored.get("tool", ""), scope=stored.get("scope", ""),
         date=datetime.fromtimestamp(epoch) if epoch else None,
-        path=index.resolved_root / stored["path"], meta=meta,
-        project=index.vault.project, score=score, sketch=frozenset(meta.get("sketch") or ()),
-        chunks=stored.get("chunks") or [], relpath=stored["path"],
+        path=_note_path(index.resolved_root, stored["path"]), meta=meta,
+        project=index.vault.project, score=score, chunks=stored.get("chunks") or [],
+        relpath=stored["path"],
     )
 
 
@@ -424,7 +434,7 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
     hits, numbers = list(hits), list(numbers)
-    rels = [str(scorer.stored_fields(number)["path"]) for number in numbers]
+    rels = [hit.relpath for hit in hits]  # each hit's stored `path`
     known = set(rels)
     for row in best(sims, VECTOR_CANDIDATES).tolist():
         rel = store.paths[row]
@@ -569,25 +579,34 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
 
 
 def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
+    """Maximal marginal relevance: each pick is the hit with the best MMR_LAMBDA * its share
+    of the top score minus the rest times its largest sketch overlap (Jaccard) with the
+    picks so far, the earlier hit on a tie. Overlaps only grow as picks are added, so a
+    value measured against fewer picks is an upper bound: the hits wait in a heap by their
+    last value and a hit is compared with the newer picks only when it comes to the top
+    (lazy greedy). Same picks, in the same order, as comparing every hit with every pick,
+    in far fewer Jaccards (the low-scoring hits are never compared)."""
     if len(hits) <= 1:
         return hits[:limit]
     top = hits[0].score or 1.0
+    relevance = [MMR_LAMBDA * hit.score / top for hit in hits]
+    overlap = [0.0] * len(hits)
+    # (-value, position, picks compared with): the best value first, then the earlier hit.
+    waiting = [(-value, at, 0) for at, value in enumerate(relevance)]
+    heapq.heapify(waiting)
     chosen: list[Hit] = []
-    pool = list(hits)
-    # Each candidate's largest overlap with the picks so far, updated with the newest pick
-    # only: the same choices as comparing with every pick, in O(pool x limit) Jaccards.
-    overlap = [0.0] * len(pool)
-    while pool and len(chosen) < limit:
-        best = max(range(len(pool)), key=lambda i: (
-            MMR_LAMBDA * pool[i].score / top - (1 - MMR_LAMBDA) * overlap[i], -i))
-        pick = pool.pop(best)
-        overlap.pop(best)
-        chosen.append(pick)
-        sketch = pick.sketch
-        for i, hit in enumerate(pool):
-            similarity = jaccard(hit.sketch, sketch)
-            if similarity > overlap[i]:
-                overlap[i] = similarity
+    while waiting and len(chosen) < limit:
+        _, at, seen = heapq.heappop(waiting)
+        if seen == len(chosen):
+            chosen.append(hits[at])
+            continue
+        sketch = hits[at].sketch
+        for pick in chosen[seen:]:
+            similarity = jaccard(sketch, pick.sketch)
+            if similarity > overlap[at]:
+                overlap[at] = similarity
+        value = relevance[at] - (1 - MMR_LAMBDA) * overlap[at]
+        heapq.heappush(waiting, (-value, at, len(chosen)))
     return chosen
 
 

@@ -20,7 +20,7 @@ from .analysis import tokens, word_terms
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
-from .postings import best
+from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
 from .relevance import coverage, is_phrase, relevance_filter
 from .schema import FIELD_BOOSTS
@@ -207,10 +207,13 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     the notes closest in meaning unless `meaning` is False or semantic search is off."""
     query, terms = text_query(text, paths)
     filter_q, mask = _filter_query(filters)
+    # One searcher for the whole search: the doc numbers below are its own, and a commit by
+    # another process reopens the index's searcher between two calls of `index.scorer()`.
+    scorer = index.scorer()
     if query is None:
         if text.strip():
             return []  # words, but none searchable ("the and of a", "how do I")
-        results = index.searcher().search(filter_q or Q.Every(), mask=mask, limit=None,
+        results = scorer.searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
                                           sortedby="date", reverse=True)
         hits = [_hit(index, r.fields(), 0.0) for r in results]
         # Notes of one date in path order, not in the index's document order (which
@@ -218,7 +221,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         hits.sort(key=lambda h: h.relpath)
         hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
     elif explain or paths:
-        searcher = index.searcher()
+        searcher = scorer.searcher
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
         hits = [_hit(index, r.fields(), r.score) for r in results]
         numbers = [r.docnum for r in results]
@@ -227,7 +230,6 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
                 hit.explain = _explain(searcher, terms, paths, result["path"])
     else:
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
-        scorer = index.scorer()
         clauses = term_clauses(terms)
         wider = 2 * limit + 20  # room for the notes tied with the last one kept
         best = scorer.top(clauses, wider, allow=filter_q, mask=mask)
@@ -245,9 +247,9 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
         numbers = [doc for doc, _ in best]
     if terms and meaning and not explain:
-        hits, numbers = _fuse(index, text, hits, numbers, filter_q, mask)
+        hits, numbers = _fuse(index, scorer, text, hits, numbers, filter_q, mask)
     if terms and is_phrase(text):
-        shares = coverage(index.scorer(), word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
+        shares = coverage(scorer, word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
         for hit, number in zip(hits, numbers, strict=True):
             if any(_matches_file(hit, fragment) for fragment in paths):
                 continue  # it touched the file the query names: relevant as it is
@@ -408,11 +410,13 @@ def semantic_weight(text: str) -> float:
     return SEMANTIC_WEIGHT if is_phrase(text) else PARAGRAPH_SEMANTIC_WEIGHT
 
 
-def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
-          allow: Q.Query | None, mask: Q.Query | None) -> tuple[list[Hit], list[int]]:
+def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
+          numbers: list[int], allow: Q.Query | None, mask: Q.Query | None
+          ) -> tuple[list[Hit], list[int]]:
     """Add the notes closest in meaning to the candidates and re-score every candidate
-    with the fused score. Without embeddings (turned off, or the model did not load) the
-    BM25F hits come back as they were."""
+    with the fused score (`numbers`: the candidates' doc numbers in `scorer`'s searcher).
+    Without embeddings (turned off, or the model did not load) the BM25F hits come back as
+    they were."""
     import numpy as np
 
     from .embed import embedder
@@ -430,7 +434,6 @@ def _fuse(index: NoteIndex, text: str, hits: list[Hit], numbers: list[int],
     # float as Python's sum() of the cosines.
     total = float(np.add.accumulate(sims, dtype=np.float64)[-1])
     count = len(sims)
-    scorer = index.scorer()
     keep = scorer.doc_set(allow) if allow is not None else None
     hide = scorer.doc_set(mask) if mask is not None else frozenset()
     hits, numbers = list(hits), list(numbers)

@@ -10,7 +10,7 @@ even "Node 18 required" -> "Node 20 required") and every two records of one type
 coding set's vault. What should be flagged: copies of those same records with their form
 changed (`VARIANTS`: spacing and a final stop, articles dropped, sentences reordered,
 the title left to its default, all of these). Both numbers (words, meaning) are the ones
-ocm/vault/nearcopies.py uses.
+ocm/vault/alike/nearcopies.py uses.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ocm.indexer.likeness import Likeness  # noqa: E402
-from ocm.vault import nearcopies, supersede  # noqa: E402
+from ocm.vault.alike import nearcopies, supersede  # noqa: E402
 from ocm.vault.memories import MemoryNote, default_title  # noqa: E402
 from ocm.vault.store import read_document  # noqa: E402
 

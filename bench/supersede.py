@@ -13,7 +13,7 @@ same type, labelled `supersede` (the newer restates the older with an update) or
 `tune` split (thresholds chosen there) and a held-out `test` split; both are reported.
 Meaning is the cosine of the product's own embeddings (ocm/indexer/likeness.py).
 The rules are reported apart: words (and meaning) alone, then with the plan-reported-done
-route (ocm/vault/plandone.py), whose action threshold is tuned after the others, on the
+route (ocm/vault/alike/plandone.py), whose action threshold is tuned after the others, on the
 tune split too.
 The measure goes through the product's own write path: every pair is written to a fresh
 vault with `Project.remember` and we read back whether the older record was superseded.
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ocm.indexer.likeness import Likeness  # noqa: E402
-from ocm.vault import plandone, supersede  # noqa: E402
+from ocm.vault.alike import plandone, supersede  # noqa: E402
 
 PAIRS = ROOT / "bench" / "data" / "coding" / "supersede_pairs.jsonl"
 MIN_PRECISION = 0.95

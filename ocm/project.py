@@ -451,10 +451,10 @@ class Project:
                  auto_supersede: bool = True, check_copies: bool = True) -> WriteResult:
         """Store a memory. Unless `auto_supersede=False` or the record is backdated
         (`created` given), an older active record of the same type and scope saying nearly
-        the same thing is marked superseded (seed 000; see `ocm.vault.supersede`); the
+        the same thing is marked superseded (seed 000; see `ocm.vault.alike.supersede`); the
         result's `notice` says so. Otherwise, unless `check_copies=False` or the record is
         backdated, the notice names an active record of the type that this one nearly copies
-        (`ocm.vault.nearcopies`)."""
+        (`ocm.vault.alike.nearcopies`)."""
         vault = self._vault_for_scope(scope)
         self.fold_journal()  # the session's read/edit counts decide the importance cap
         if session:
@@ -681,9 +681,9 @@ class Project:
         Everything is parsed first: a bad input refuses the whole import, writing nothing.
         Records whose type and text already exist in the vault are skipped (re-import), and
         so are near-copies of an active record of their type, or of one imported before
-        them (`ocm.vault.nearcopies`), unless `keep_duplicates`."""
+        them (`ocm.vault.alike.nearcopies`), unless `keep_duplicates`."""
         from ocm import importers
-        from ocm.vault import nearcopies
+        from ocm.vault.alike import nearcopies
 
         if fmt not in importers.FORMATS:
             raise InvalidInput(f"unknown import format {fmt!r}: expected one of "
@@ -790,7 +790,7 @@ class Project:
         """Auto-supersede over the records already stored (`ocm supersede [--dry-run]`):
         each active record against the older active ones of its type; applied unless
         `dry_run`. Returns one row per (older -> newer) pair."""
-        from ocm.vault.supersede import plan_vault
+        from ocm.vault.alike.supersede import plan_vault
 
         vault = self._vault_for_scope(scope)
         rows: list[dict[str, Any]] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import ocm.vault.lookalikes
+import ocm.vault.alike.lookalikes
 from ocm.indexer.analysis import tokens
 from ocm.indexer.neighbours import rarest
 from ocm.project import Project
@@ -21,13 +21,13 @@ def test_each_candidate_is_read_once_for_supersede_and_near_copies(
         project.remember(f"The staging deploy runs the blue pipeline number {i} nightly",
                          "decision", auto_supersede=False, check_copies=False)
     reads: Counter[Path] = Counter()
-    real = ocm.vault.lookalikes.read_note_text
+    real = ocm.vault.alike.lookalikes.read_note_text
 
     def counted(path: Path) -> str:
         reads[path] += 1
         return real(path)
 
-    monkeypatch.setattr(ocm.vault.lookalikes, "read_note_text", counted)
+    monkeypatch.setattr(ocm.vault.alike.lookalikes, "read_note_text", counted)
     # Like all four, superseding none: both checks look at every one of them.
     result = project.remember("The staging deploy runs the green pipeline on weekends",
                               "decision")

@@ -12,7 +12,7 @@ import pytest
 
 from ocm.indexer import embed
 from ocm.project import Project
-from ocm.vault import supersede
+from ocm.vault.alike import supersede
 from ocm.vault.memories import MemoryNote
 from ocm.vault.store import read_document
 
@@ -93,8 +93,9 @@ def test_seed_000s_pair_is_caught_by_words(project: Project) -> None:
 
 
 # Words 0.40 / cosine 0.27 (issue) and 0.60 / 0.54 (seed), below look-alikes that must stay
-# (p044 0.60 / 0.72, p038 0.64 / 0.80): caught as a plan reported done (ocm/vault/plandone.py),
-# with meaning and without it (the verbs split and refactored are one family).
+# (p044 0.60 / 0.72, p038 0.64 / 0.80): caught as a plan reported done
+# (ocm/vault/alike/plandone.py), with meaning and without it (the verbs split and
+# refactored are one family).
 @pytest.mark.parametrize("semantic", ["1", "0"])
 @pytest.mark.parametrize("old, new", [
     ("constants.ts is 800 lines and should be split",

@@ -1,4 +1,4 @@
-"""A plan reported done (ocm/vault/plandone.py): seed 000's own example of auto-supersede,
+"""A plan reported done (ocm/vault/alike/plandone.py): seed 000's own example of auto-supersede,
 and the ways it must not fire (advice not done, done on another file, another change done,
 a change done to something else, another type, a negated, partial or conditional report)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from ocm.indexer.likeness import Likeness
 from ocm.project import Project
-from ocm.vault import plandone, supersede
+from ocm.vault.alike import plandone, supersede
 from ocm.vault.memories import MemoryNote
 from ocm.vault.store import read_document
 

@@ -1,6 +1,6 @@
 """Meaning beyond search: the cosine of two records' embeddings, with the model that embeds
-notes for search (ocm/indexer/embed.py), for auto-supersede (ocm/vault/supersede.py) and
-near-copy detection (ocm/vault/nearcopies.py). Those modules only take a function; this
+notes for search (ocm/indexer/embed.py), for auto-supersede (ocm/vault/alike/supersede.py) and
+near-copy detection (ocm/vault/alike/nearcopies.py). Those modules only take a function; this
 one makes it.
 
 Nothing here may make a write fail: when semantic search is turned off, the model cannot

@@ -6,7 +6,7 @@ limited to the fields a memory record fills (`documents.memory_fields`: its titl
 `goal`, its text in `content`, `files`, `tags`). The other fields are empty in every record,
 so they add nothing to a record's score, while their postings (session text) are most of a
 search's work. No fusion with meaning (a write does not embed) and no re-ranking: the caller
-compares the few records found word for word (`ocm.vault.supersede`).
+compares the few records found word for word (`ocm.vault.alike.supersede`).
 
 Only the new memory's RAREST_TERMS rarest words are asked for (fewest titles and texts
 holding them, from the index's term dictionary: no postings read), with any word no title

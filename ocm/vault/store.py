@@ -54,7 +54,7 @@ from .team import is_team
 from .transcripts import TRANSCRIPTS_DIR
 
 if TYPE_CHECKING:
-    from .supersede import Meaning
+    from .alike.supersede import Meaning
 
 T = TypeVar("T")
 _WRITE_ATTEMPTS = 5
@@ -533,7 +533,7 @@ class Vault:
                  supersede_candidates: list[Path] | None = None,
                  meaning: Meaning | None = None, near_copies: bool = True) -> WriteResult:
         """Write a memory record; `meaning` (a cosine of two texts) lets auto-supersede and
-        the near-copy check (ocm/vault/nearcopies.py) use meaning as well as words."""
+        the near-copy check (ocm/vault/alike/nearcopies.py) use meaning as well as words."""
         memory_type = canonical_type(memory_type)
         content = _clean(validate_content(content))
         title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -574,18 +574,18 @@ class Vault:
             }
             path = self.memory_path(memory_type, memory_id)
             match = None
-            from .lookalikes import Lookalikes
+            from .alike.lookalikes import Lookalikes
 
             looks = Lookalikes(self, memory_type, title, content, supersede_candidates)
             if auto_supersede and previous is None:  # seed 000: similar older record
-                from .supersede import best_match
+                from .alike.supersede import best_match
 
                 match = best_match(fields, content, looks, meaning=meaning)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
             copy = None
             if near_copies and match is None and previous is None:
-                from .nearcopies import copy_of
+                from .alike.nearcopies import copy_of
 
                 copy = copy_of(memory_type, title, content, meaning, looks)
             check_inside(self.root, path)

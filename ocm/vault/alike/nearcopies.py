@@ -2,7 +2,7 @@
 nearly the same words and the same meaning. `remember` writes it anyway and its notice names
 the older record; `ocm import` skips it (unless told to keep duplicates).
 
-Not the same as auto-supersede (ocm/vault/supersede.py): a supersede needs an update, a
+Not the same as auto-supersede (ocm/vault/alike/supersede.py): a supersede needs an update, a
 near-copy is the same record with its form changed (case, punctuation, articles, another
 title). The bars are set so that no labelled pair of `bench/data/coding/supersede_pairs.jsonl`
 (updates and look-alikes) and no two records of the coding set are flagged
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from .supersede import EXCLUDED_TYPES, MAX_FACT_CHARS, Meaning, cosine, tokens
 
 if TYPE_CHECKING:
+    from ..store import Vault
     from .lookalikes import Lookalikes
-    from .store import Vault
 
 # Chosen by bench/duplicates.py --tune (see bench/README.md).
 NEAR_COPY_WORDS = 0.915

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import OcmError
-from .markdown import Document
-from .memories import MemoryNote
-from .store import read_note_text
+from ..errors import OcmError
+from ..markdown import Document
+from ..memories import MemoryNote
+from ..store import read_note_text
 from .supersede import cosine, tokens
 
 if TYPE_CHECKING:
-    from .store import Vault
+    from ..store import Vault
 
 MAX_SCAN = 5000
 # The raw look counts words a little differently from the parsed record (the title line as

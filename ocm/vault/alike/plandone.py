@@ -7,7 +7,7 @@ something to do about a thing (should / must / needs to / TODO + a change verb, 
 problem: "is N lines", "too long"), the newer one reports that change done to the same
 thing (was / were / has been + a change verb). That is this rule:
 
-* the records share a file (checked by the caller, ocm/vault/supersede.py `judge`);
+* the records share a file (checked by the caller, ocm/vault/alike/supersede.py `judge`);
 * a plan clause of the older record and a done clause of the newer one name the same
   thing: their subject words overlap (a path counts by its file name, "src/lib/constants.ts"
   is "constants"); a clause whose subject is only a pronoun ("it should be split") stands

@@ -14,7 +14,7 @@ more way to agree for records that share a file: the mean of the lexical score a
 meaning reaching THRESHOLD_WITH_MEANING catches rewrites that keep the subject but change
 the words. This module never embeds anything itself.
 
-A plan reported done (ocm/vault/plandone.py) is a last way for records that share a file:
+A plan reported done (ocm/vault/alike/plandone.py) is a last way for records that share a file:
 the older says a change should be made to something, the newer reports it made ("should be
 split" -> "was refactored into domain modules"), which words and meaning both miss.
 
@@ -170,7 +170,7 @@ def judge(old_title: str, old_text: str, old_files: Iterable[str], new_title: st
 def eligible(new: dict, old: dict) -> bool:
     """The rules before any similarity: same type and scope, both active, no keys, not a
     session summary, not from the same session, not the same record."""
-    from .links import unlink
+    from ..links import unlink
 
     if new.get("id") == old.get("id") or (old.get("status") or "active") != "active":
         return False
@@ -251,7 +251,7 @@ def done_file_names(new: dict, content: str) -> tuple[str, ...]:
 def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]]:
     """What auto-supersede would do to the records already in a vault: each active record
     checked against the older active records of its type, oldest first (`ocm supersede`)."""
-    from .memories import MemoryNote
+    from ..memories import MemoryNote
 
     by_type: dict[str, list[tuple[object, MemoryNote]]] = {}
     for path, note in vault.memory_notes():

@@ -104,5 +104,5 @@ def closest_by_meaning(index: NoteIndex, text: str, prefix: str, limit: int
     rows = _rows_under(store, prefix)
     if not len(rows):
         return []
-    sims = store.cosines(model.embed([text], store.folder)[0])[rows]
+    sims = store.cosines(model.embed([text], store.folder)[0], rows)
     return [store.paths[row] for row in rows[best(sims, limit)].tolist()]

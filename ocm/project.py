@@ -48,6 +48,9 @@ MAX_LIMIT = 100
 SUPERSEDE_CANDIDATES = 8
 SUPERSEDE_SCAN_MAX = 300
 SUPERSEDE_QUERY_WORDS = 24
+# Asked for beyond SUPERSEDE_CANDIDATES when the candidates come from the embeddings, which
+# do not know a record's status: the raw look drops the inactive ones.
+SUPERSEDE_MEANING_EXTRA = 4
 
 
 @dataclass
@@ -482,9 +485,10 @@ class Project:
         A process whose index watches the vault (the MCP server, after two reads) asks the
         index as last committed and adds the notes of this type changed since, as the watch
         reported them (this process's own earlier writes among them): no commit, no folder
-        listing, so a write costs the same at 100k notes as at 1k. Other processes sync
-        first, as a search would."""
-        from ocm.indexer.neighbours import closest_records
+        listing, so a write costs the same at 100k notes as at 1k. It asks the notes'
+        embeddings when it keeps them (meaning on), else the postings of the rarest words.
+        Other processes sync first, as a search would, and ask the postings."""
+        from ocm.indexer.neighbours import closest_by_meaning, closest_records
         from ocm.vault.memories import canonical_type
 
         words = f"{title or ''} {content if isinstance(content, str) else ''}".split()
@@ -494,6 +498,7 @@ class Project:
         try:
             index = self.index_for(vault)
             pending = index.unindexed()
+            watched = pending is not None
             if pending is None:
                 folder = vault.memories_dir / memory_type
                 if not folder.is_dir() or sum(1 for _ in os.scandir(folder)) <= (
@@ -506,12 +511,17 @@ class Project:
                      if rel.startswith(prefix)]
             if index.live_count("type", memory_type) + len(fresh) <= SUPERSEDE_SCAN_MAX:
                 return None
-            found = closest_records(index, " ".join(words[:SUPERSEDE_QUERY_WORDS]),
-                                    memory_type, SUPERSEDE_CANDIDATES + len(fresh))
+            query = " ".join(words[:SUPERSEDE_QUERY_WORDS])
+            wanted = SUPERSEDE_CANDIDATES + SUPERSEDE_MEANING_EXTRA
+            found = closest_by_meaning(index, query, prefix, wanted + len(fresh)) if (
+                watched) else None
+            if found is None:
+                wanted = SUPERSEDE_CANDIDATES
+                found = closest_records(index, query, memory_type, wanted + len(fresh))
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
             return None
         kept = [index.resolved_root / rel for rel in found if rel not in pending]
-        return kept[:SUPERSEDE_CANDIDATES] + fresh
+        return kept[:wanted] + fresh
 
     def get(self, note_id: str, section: str | None = None) -> dict[str, Any]:
         """A note's frontmatter and Markdown; with `section` (or `ID#Heading`), only that

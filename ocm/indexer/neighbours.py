@@ -14,15 +14,23 @@ or text holds: a common word's postings span most notes, so reading them made a 
 cost grow with the vault (issue #17), while its low idf hardly moves the ranking. A record
 the new one could supersede or nearly copy shares most of its words, the rare ones among
 them.
+
+A process that keeps the notes' embeddings (`NoteIndex.vectors`: the MCP server, which
+searches with meaning) asks them instead (`closest_by_meaning`): one product of the query's
+vector with the rows, whatever the words, where the postings of common words grew with the
+vault. The rows do not know a record's status, so a few more are asked for than the caller
+keeps: the caller's raw look drops the inactive ones.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from .analysis import tokens
 from .hits import Filters
 from .index import NoteIndex
+from .postings import best
 from .search import _filter_query, term_clauses
 
 RECORD_FIELDS = frozenset({"goal", "content", "files", "tags"})
@@ -55,3 +63,46 @@ def closest_records(index: NoteIndex, text: str, memory_type: str, limit: int) -
     scorer = index.scorer()
     return [scorer.stored_fields(doc)["path"]
             for doc, _ in scorer.top(clauses, limit, allow=allow, mask=mask)]
+
+
+# Per vector store and folder prefix: the paths list looked at, how many of its paths were
+# looked at, and the rows (numpy int64) of those under the prefix. A commit appends rows to
+# the same list, so only the new ones are looked at; a store that dropped rows made a new
+# list (VectorStore._rebuild), looked at from the start.
+_ROWS: weakref.WeakKeyDictionary[Any, dict[str, tuple[list[str], int, Any]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _rows_under(store: Any, prefix: str) -> Any:
+    """The rows of `store` (a VectorStore) whose path starts with `prefix`."""
+    import numpy as np
+
+    paths = store.paths
+    seen = _ROWS.setdefault(store, {})
+    known, looked, rows = seen.get(prefix, (None, 0, None))
+    if known is not paths or rows is None:
+        looked, rows = 0, np.zeros(0, dtype=np.int64)
+    if known is not paths or len(paths) > looked:
+        more = np.fromiter((at for at in range(looked, len(paths))
+                            if paths[at].startswith(prefix)), dtype=np.int64)
+        rows = np.concatenate((rows, more))
+        seen[prefix] = (paths, len(paths), rows)
+    return rows
+
+
+def closest_by_meaning(index: NoteIndex, text: str, prefix: str, limit: int
+                       ) -> list[str] | None:
+    """Vault-relative paths of the `limit` notes under the folder `prefix` whose embeddings
+    (as the index last committed them) are closest to `text`'s, best first, whatever their
+    status; None when meaning is off or its model or rows are unavailable."""
+    from .embed import embedder
+
+    store = index.vectors()
+    model, _ = embedder(index.vault.root)
+    if store is None or model is None:
+        return None
+    rows = _rows_under(store, prefix)
+    if not len(rows):
+        return []
+    sims = store.cosines(model.embed([text], store.folder)[0], rows)
+    return [store.paths[row] for row in rows[best(sims, limit)].tolist()]

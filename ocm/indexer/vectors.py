@@ -369,9 +369,10 @@ class VectorStore:
         _UNSAVED.discard(self)
         self._saved_at = time.monotonic()
 
-    def cosines(self, query: Any) -> Any:
+    def cosines(self, query: Any, rows: Any = None) -> Any:
         """Cosine similarity of each row (`paths` order) with a unit-length query vector,
-        as a numpy float32 vector; `row` finds a note's."""
+        as a numpy float32 vector; `row` finds a note's. With `rows` (a numpy array of row
+        numbers), only those rows', in that order."""
         import numpy as np
 
         if self.matrix is None or not len(self.matrix):
@@ -381,6 +382,10 @@ class VectorStore:
         # instead of 0.1 ms (bench/README.md, "numpy scorer"). The floats are those of one
         # single-threaded product, on any machine; a threaded one differed from them in
         # the last bit on a few rows next to where it split the rows among the cores.
+        if rows is not None:
+            return np.concatenate([np.zeros(0, dtype=np.float32)] + [
+                self.matrix[rows[start:start + PRODUCT_ROWS]] @ query
+                for start in range(0, len(rows), PRODUCT_ROWS)])
         return np.concatenate([self.matrix[start:start + PRODUCT_ROWS] @ query
                                for start in range(0, len(self.matrix), PRODUCT_ROWS)])
 

@@ -509,13 +509,17 @@ class Project:
             prefix = f"{MEMORIES_DIR}/{memory_type}/"
             fresh = [index.resolved_root / rel for rel in sorted(pending)
                      if rel.startswith(prefix)]
-            if index.live_count("type", memory_type) + len(fresh) <= SUPERSEDE_SCAN_MAX:
-                return None
+            count = index.live_count("type", memory_type) + len(fresh)
             query = " ".join(words[:SUPERSEDE_QUERY_WORDS])
             wanted = SUPERSEDE_CANDIDATES + SUPERSEDE_MEANING_EXTRA
+            # The embeddings answer in well under a millisecond whatever the type's size:
+            # asked as soon as it holds more records than they would return (or than the
+            # small-folder shortcut reads), not only past that shortcut.
             found = closest_by_meaning(index, query, prefix, wanted + len(fresh)) if (
-                watched) else None
+                watched and count > min(wanted, SUPERSEDE_SCAN_MAX)) else None
             if found is None:
+                if count <= SUPERSEDE_SCAN_MAX:
+                    return None  # a small folder is cheaper to read than one index search
                 wanted = SUPERSEDE_CANDIDATES
                 found = closest_records(index, query, memory_type, wanted + len(fresh))
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback

@@ -103,3 +103,31 @@ def test_candidates_follow_the_rows_appended_by_a_commit(
     found = _found(project, {"type": "decision", "new": {"title": None, "content": text}})
     assert found[0] == first.path.resolve()
     assert all(path.parent.name == "decision" for path in found)
+
+
+def test_a_watching_process_asks_the_vectors_below_the_small_folder_shortcut(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """20 records of a type are under SUPERSEDE_SCAN_MAX (read whole by a one-shot
+    process), but a watching process with meaning asks the embeddings for 12 of them;
+    keyword-only, it reads the folder as before."""
+    topics = ["redis", "celery", "stripe", "docker", "nginx", "kafka", "jwt", "s3", "grpc",
+              "pytest", "webpack", "postgres", "terraform", "sentry", "oauth", "graphql",
+              "elastic", "rabbitmq", "vault", "helm"]
+    for topic in topics:
+        project.remember(f"The {topic} client must be closed after each request.", "gotcha",
+                         title=f"Close the {topic} client", auto_supersede=False)
+    for _ in range(3):  # two checks scan, the third starts the watch
+        project.search("client closed")
+    index = project.index_for(project.vault)
+    assert index._watch is not None and index.unindexed() == set()
+    assert len(topics) <= ocm.project.SUPERSEDE_SCAN_MAX
+    calls = _count_postings(monkeypatch)
+    found = project._supersede_candidates(project.vault, "gotcha", "Close the kafka client",
+                                          "The kafka client must be closed after a request.")
+    assert found is not None and calls[0] == 0
+    wanted = ocm.project.SUPERSEDE_CANDIDATES + ocm.project.SUPERSEDE_MEANING_EXTRA
+    assert len(found) == wanted < len(topics)
+    assert any(path.name.startswith("close-the-kafka-client") for path in found)
+    monkeypatch.setenv("OCM_SEMANTIC", "0")
+    assert project._supersede_candidates(project.vault, "gotcha", "Close the kafka client",
+                                         "The kafka client must be closed.") is None

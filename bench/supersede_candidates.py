@@ -34,6 +34,30 @@ from ocm.project import Project  # noqa: E402
 CODING = ROOT / "bench" / "data" / "coding"
 
 
+def fill(project: Project, scratch: Path, notes: int) -> list[tuple[dict, Path]]:
+    """Put the coding vault's records, the memories of `notes` generated notes (made under
+    `scratch`) and every `supersede` pair's older record into `project`, then search until
+    its index watches the vault with all of them committed; each pair with its older
+    record's path."""
+    perf.generate_vault(scratch / "generated", notes)
+    for source in (CODING / "vault", scratch / "generated"):
+        shutil.copytree(source / "memories", project.vault.memories_dir, dirs_exist_ok=True)
+    pairs = [json.loads(line) for line in
+             (CODING / "supersede_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
+    olds = []
+    for pair in pairs:
+        if pair["label"] == "supersede":
+            old = pair["old"]
+            written = project.remember(old["content"], pair["type"], title=old["title"],
+                                       files=old.get("files"), auto_supersede=False)
+            olds.append((pair, written.path.resolve()))
+    for _ in range(3):  # two checks scan, the third starts the watch
+        project.search("background jobs")
+    index = project.index_for(project.vault)
+    assert index._watch is not None and index.unindexed() == set()
+    return olds
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--notes", type=int, default=10000)
@@ -41,24 +65,9 @@ def main() -> None:
     ocm.project.SUPERSEDE_SCAN_MAX = 5
     with tempfile.TemporaryDirectory(prefix="ocm-candidates-") as tmp:
         os.environ["OCM_HOME"] = str(Path(tmp) / "home")
-        perf.generate_vault(Path(tmp) / "generated", args.notes)
         project = Project.open(vault=Path(tmp) / "vault" / ".openCodeMemory", cwd=tmp)
         project.init()
-        for source in (CODING / "vault", Path(tmp) / "generated"):
-            shutil.copytree(source / "memories", project.vault.memories_dir, dirs_exist_ok=True)
-        pairs = [json.loads(line) for line in
-                 (CODING / "supersede_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
-        olds = []
-        for pair in pairs:
-            if pair["label"] == "supersede":
-                old = pair["old"]
-                written = project.remember(old["content"], pair["type"], title=old["title"],
-                                           files=old.get("files"), auto_supersede=False)
-                olds.append((pair, written.path.resolve()))
-        for _ in range(3):  # two checks scan, the third starts the watch
-            project.search("background jobs")
-        index = project.index_for(project.vault)
-        assert index._watch is not None and index.unindexed() == set()
+        olds = fill(project, Path(tmp), args.notes)
         report: dict[str, dict] = {}
         for name, semantic in (("vectors", "1"), ("postings", "0")):
             os.environ["OCM_SEMANTIC"] = semantic

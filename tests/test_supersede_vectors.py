@@ -7,8 +7,6 @@ indexes, real embeddings, real inotify watches, on the coding vault's records.""
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,9 +20,8 @@ from ocm.project import Project
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 
 ROOT = Path(__file__).resolve().parent.parent
-CODING = ROOT / "bench" / "data" / "coding"
 sys.path.insert(0, str(ROOT / "bench"))
-import perf  # noqa: E402  (bench/perf.py: the synthetic corpus)
+import supersede_candidates  # noqa: E402  (bench/supersede_candidates.py: its vault)
 
 # Synthetic notes generated for their memories (a fifth of them), of every type.
 GENERATED = 1500
@@ -37,23 +34,7 @@ def coding(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     pair's older record, in a project past the small-folder shortcut whose index watches
     the vault and has committed them all; with each pair and its older record's path."""
     monkeypatch.setattr(ocm.project, "SUPERSEDE_SCAN_MAX", 5)
-    perf.generate_vault(tmp_path / "generated", GENERATED)
-    for source in (CODING / "vault", tmp_path / "generated"):
-        shutil.copytree(source / "memories", project.vault.memories_dir, dirs_exist_ok=True)
-    pairs = [json.loads(line) for line in
-             (CODING / "supersede_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
-    olds = []
-    for pair in pairs:
-        if pair["label"] == "supersede":
-            old = pair["old"]
-            written = project.remember(old["content"], pair["type"], title=old["title"],
-                                       files=old.get("files"), auto_supersede=False)
-            olds.append((pair, written.path.resolve()))
-    for _ in range(3):  # two checks scan, the third starts the watch
-        project.search("background jobs")
-    index = project.index_for(project.vault)
-    assert index._watch is not None and index.unindexed() == set()
-    return project, olds
+    return project, supersede_candidates.fill(project, tmp_path, GENERATED)
 
 
 def _found(project: Project, pair: dict) -> list[Path]:

@@ -573,21 +573,14 @@ class Vault:
                     self.scope == "project" and is_team(self.root)) else None,
             }
             path = self.memory_path(memory_type, memory_id)
-            match = None
-            from .alike.lookalikes import Lookalikes
+            match = copy = None
+            if previous is None:  # seed 000: a similar older record, else a near-copy
+                from .alike.newrecord import compare
 
-            looks = Lookalikes(self, memory_type, title, content, supersede_candidates)
-            if auto_supersede and previous is None:  # seed 000: similar older record
-                from .alike.supersede import best_match
-
-                match = best_match(fields, content, looks, meaning=meaning)
+                match, copy = compare(self, fields, title, content, supersede_candidates,
+                                      meaning, auto_supersede, near_copies)
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
-            copy = None
-            if near_copies and match is None and previous is None:
-                from .alike.nearcopies import copy_of
-
-                copy = copy_of(memory_type, title, content, meaning, looks)
             check_inside(self.root, path)
             rendered = new_memory_document(fields, content).render()
             check_size(path, rendered)

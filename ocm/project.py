@@ -33,9 +33,10 @@ from ocm.vault.memories import (
     validate_memory_status,
     validate_scope,
 )
+from ocm.vault.scan import MEMORIES_DIR
 from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
 from ocm.vault.settle import settled_document
-from ocm.vault.store import MEMORIES_DIR, Vault, WriteResult, read_document, read_note_text
+from ocm.vault.store import Vault, WriteResult, read_document, read_note_text
 
 if TYPE_CHECKING:
     from ocm.indexer.index import NoteIndex, SyncReport

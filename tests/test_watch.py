@@ -16,7 +16,7 @@ from datetime import datetime
 import pytest
 
 from ocm.project import Project, SearchRequest
-from ocm.vault.store import MEMORIES_DIR, SESSIONS_DIR
+from ocm.vault.scan import MEMORIES_DIR, SESSIONS_DIR
 from ocm.vault.watch import NoteWatch
 
 NOW = datetime(2026, 11, 20, 12, 0)

@@ -26,7 +26,8 @@ from whoosh.writing import LockError
 from ocm.vault import scanahead
 from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
-from ocm.vault.store import NOTE_DIRS, Vault
+from ocm.vault.scan import NOTE_DIRS
+from ocm.vault.store import Vault
 from ocm.vault.watch import NoteWatch
 
 from .documents import memory_fields, session_fields, transcript_fields

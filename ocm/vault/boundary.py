@@ -1,7 +1,7 @@
 """The vault is a boundary: nothing is read, indexed, shown, exported or written through a
 symbolic link inside it. A vault committed to git can carry links (`memories/x.md ->
 /etc/passwd`, a type folder linked to `~/.ssh`), so a link is never followed: the scans skip
-links (`store._scan_folder`), reads open notes with `O_NOFOLLOW`, writes check every folder
+links (`scan._scan_folder`), reads open notes with `O_NOFOLLOW`, writes check every folder
 between the vault root and the file, and `ocm doctor` lists what it found.
 
 The vault root itself may be a link (a person's choice for where the vault lives).
@@ -15,8 +15,8 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
 
 from .errors import InvalidInput
+from .scan import NOTE_DIRS
 
-NOTE_FOLDERS = ("sessions", "memories", "transcripts")
 # Reads refuse a larger note (a broken note), so writes refuse to make one.
 MAX_NOTE_BYTES = 2_000_000
 
@@ -70,7 +70,7 @@ def _absent(exc: OSError) -> bool:
 def links_in(root: Path) -> list[str]:
     """Vault-relative paths of every link under the note folders, not followed."""
     found = []
-    for top in NOTE_FOLDERS:
+    for top in NOTE_DIRS:
         start = root / top
         if not start.exists() and not start.is_symlink():
             continue

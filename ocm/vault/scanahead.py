@@ -16,7 +16,7 @@ import stat
 import subprocess
 import sys
 
-from .store import NOTE_DIRS
+from .scan import NOTE_DIRS
 
 # path NUL mtime (seconds.fraction, ns resolution) NUL size NUL, for each note
 _FORMAT = "%p\\0%T@\\0%s\\0"

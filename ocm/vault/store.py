@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import autosummary, gitinfo, gitsnapshot
@@ -39,6 +39,7 @@ from .memories import (
     validate_memory_status,
     validate_scope,
 )
+from .scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
@@ -51,16 +52,12 @@ from .sessions import (
 )
 from .settle import settled_text
 from .team import is_team
-from .transcripts import TRANSCRIPTS_DIR
 
 if TYPE_CHECKING:
     from .alike.supersede import Meaning
 
 T = TypeVar("T")
 _WRITE_ATTEMPTS = 5
-SESSIONS_DIR = "sessions"
-MEMORIES_DIR = "memories"
-NOTE_DIRS = (SESSIONS_DIR, MEMORIES_DIR, TRANSCRIPTS_DIR)
 
 
 @dataclass
@@ -73,67 +70,9 @@ class WriteResult:
     notice: str | None = None
 
 
-_DIR_FD_STAT = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-def _scan_folder(fd: int, prefix: str, out: dict[str, list[int]]) -> list[str]:
-    """Record the notes of one open folder in `out`; return its subfolders' names.
-    Names come from `listdir` (no DirEntry objects); a `.md` name costs one `stat`, any
-    other name one `lstat` to tell a real subfolder (links are never followed: see
-    vault/boundary.py)."""
-    stat, is_reg, is_dir = os.stat, S_ISREG, S_ISDIR
-    subfolders = []
-    for name in os.listdir(fd):
-        if name[0] == ".":  # dot-folders, `.ocm-tmp-*` temp files
-            continue
-        try:
-            if name.endswith(".md"):
-                st = stat(name, dir_fd=fd, follow_symlinks=False)  # a link is never a note
-                if is_reg(st.st_mode):
-                    out[prefix + name] = [st.st_mtime_ns, st.st_size]
-                    continue
-            if is_dir(stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                subfolders.append(name)
-        except FileNotFoundError:  # deleted since the listing
-            continue
-    return subfolders
-
-
-def _signatures_by_path(root: str, cut: int,
-                        folders: list[str] | None) -> dict[str, list[int]]:
-    """The portable walk (no `dir_fd`, e.g. Windows)."""
-    out: dict[str, list[int]] = {}
-    stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
-    while stack:
-        folder = stack.pop()
-        if os.path.islink(folder):
-            continue
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if folders is not None:
-            folders.append(folder)
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    out[entry.path[cut:].replace(os.sep, "/")] = [st.st_mtime_ns, st.st_size]
-            except FileNotFoundError:
-                continue
-    return out
-
-
 def read_note_text(path: Path) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise NotFound(f"note file {path} does not exist") from None
     except OSError as exc:
@@ -216,37 +155,8 @@ class Vault:
             yield self.root / rel
 
     def note_signatures(self, folders: list[str] | None = None) -> dict[str, list[int]]:
-        """relpath -> [mtime_ns, size] for every note (lists, as the index manifest's JSON
-        holds them, so the two compare as whole dicts): the freshness check before every
-        search, so it is lean. One `stat` per note is the floor (an editor's in-place save
-        changes nothing else), so each is made relative to an open folder descriptor (no
-        path walk from `/`); no Path objects. (Two threads sharing the `stat`s were slower
-        on an idle 2-core machine: 100 against 72 ms at 10k notes.)
-        `folders`, if given, receives the absolute path of every note folder walked."""
-        root = str(self.root)
-        cut = len(root) + 1
-        if not _DIR_FD_STAT:
-            return _signatures_by_path(root, cut, folders)
-        out: dict[str, list[int]] = {}
-        stack = [os.path.join(root, folder) for folder in NOTE_DIRS]
-        while stack:
-            folder = stack.pop()
-            try:
-                fd = os.open(folder, _DIR_FLAGS | _NOFOLLOW)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:  # ELOOP: `sessions/` or `memories/` is a link
-                if exc.errno == errno.ELOOP:
-                    continue
-                raise
-            try:
-                subfolders = _scan_folder(fd, folder[cut:].replace(os.sep, "/") + "/", out)
-            finally:
-                os.close(fd)
-            if folders is not None:
-                folders.append(folder)
-            stack += [os.path.join(folder, name) for name in subfolders]
-        return out
+        """relpath -> [mtime_ns, size] for every note (ocm/vault/scan.py)."""
+        return signatures(str(self.root), folders)
 
     def note_signature(self, rel: str) -> list[int] | None:
         """[mtime_ns, size] of one note by its vault-relative path; None if it is gone."""

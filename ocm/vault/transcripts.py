@@ -27,8 +27,8 @@ from .clock import format_timestamp, now
 from .links import link
 from .markdown import Document, emit_key
 from .redact import redact
+from .scan import TRANSCRIPTS_DIR
 
-TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = "_transcript"
 MAX_PROMPT_CHARS = 2000
 MAX_TEXT_CHARS = 4000         # the assistant's text in one turn

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import autosummary, gitinfo, gitsnapshot
 from .atomic import atomic_write_text, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
+from .clean import clean, clean_checkpoint
 from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .ids import random_suffix, slugify, validate_id, validate_slug
@@ -94,19 +95,6 @@ def read_note_text(path: Path) -> str:
 
 def read_document(path: Path) -> Document:
     return Document.parse(read_note_text(path), path)
-
-
-def _clean(text: str) -> str:
-    # Imported here: its ~20 patterns cost ~10 ms to compile, and reads never redact.
-    from .redact import redact
-
-    if not text.isascii() and text.encode("utf-8", "replace").decode() != text:
-        raise InvalidInput("text is not valid Unicode (it holds a lone surrogate)")
-    return redact(text)
-
-
-def _clean_list(items: list[str] | None) -> list[str] | None:
-    return None if items is None else [_clean(item) for item in items]
 
 
 class Vault:
@@ -250,9 +238,9 @@ class Vault:
                        slug: str | None = None, started_at: datetime | None = None,
                        trigger: str | None = None) -> WriteResult:
         tool = validate_tool(tool)
-        slug = validate_slug(_clean(slug)) if slug else None
+        slug = validate_slug(clean(slug)) if slug else None
         if agent_session_id is not None:
-            agent_session_id = _clean(str(agent_session_id)).strip()[:200] or None
+            agent_session_id = clean(str(agent_session_id)).strip()[:200] or None
         started = started_at or now()
         team = is_team(self.root)
         # A shared vault: two machines in one minute must not pick one file name.
@@ -290,7 +278,7 @@ class Vault:
 
     def checkpoint(self, session_id: str, inp: CheckpointInput) -> WriteResult:
         inp.validate()
-        inp = _redact_checkpoint(inp)
+        inp = clean_checkpoint(inp)
         slug = validate_slug(inp.slug) if inp.slug else None
         path = self.find_session(session_id)
         sid = path.stem
@@ -354,7 +342,7 @@ class Vault:
         return result, path
 
     def record_file(self, session_id: str, file_path: str, change: str) -> bool:
-        rel = normalise_file_path(_clean(file_path), str(self.project_root))
+        rel = normalise_file_path(clean(file_path), str(self.project_root))
         changed, _ = self.session_edit(session_id, lambda note: note.record_file(rel, change))
         return changed
 
@@ -445,15 +433,15 @@ class Vault:
         """Write a memory record; `meaning` (a cosine of two texts) lets auto-supersede and
         the near-copy check (ocm/vault/alike/nearcopies.py) use meaning as well as words."""
         memory_type = canonical_type(memory_type)
-        content = _clean(validate_content(content))
-        title = _clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
+        content = clean(validate_content(content))
+        title = clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
         if not title:
             raise InvalidInput("memory title must not be empty")
         importance = DEFAULT_IMPORTANCE if importance is None else validate_importance(importance)
-        file_list = [normalise_file_path(_clean(f), str(self.project_root)) for f in files or []]
-        tag_list = [_clean(t).strip() for t in tags or [] if t and t.strip()]
+        file_list = [normalise_file_path(clean(f), str(self.project_root)) for f in files or []]
+        tag_list = [clean(t).strip() for t in tags or [] if t and t.strip()]
         if key is not None:
-            key = _clean(key.strip())
+            key = clean(key.strip())
             if not key or "\n" in key or len(key) > 200:
                 raise InvalidInput("memory key must be one non-empty line of at most 200 chars")
         origin = self.session_origin(session)
@@ -502,7 +490,7 @@ class Vault:
             if copy is not None:
                 notice = f"nearly the same as active {copy.id} ({copy.title!r}); kept both"
             if previous is not None:
-                reason = _clean(" ".join((supersede_reason or "").split()))
+                reason = clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)
                 notice = f"superseded {previous[1].id}"
         if session_path is not None:
@@ -559,9 +547,9 @@ class Vault:
         text or files re-stamps `git_sha` with HEAD (the record was re-read against it)."""
         new_type = canonical_type(memory_type) if memory_type else None
         if content is not None:
-            content = _clean(validate_content(content))
+            content = clean(validate_content(content))
         if title is not None:
-            title = _clean(" ".join(title.split()))[:MAX_TITLE_CHARS]
+            title = clean(" ".join(title.split()))[:MAX_TITLE_CHARS]
             if not title:
                 raise InvalidInput("memory title must not be empty")
         if importance is not None:
@@ -576,10 +564,10 @@ class Vault:
 
         def paths(items: list[str] | None) -> list[str] | None:
             return None if items is None else [
-                normalise_file_path(_clean(f), str(self.project_root)) for f in items]
+                normalise_file_path(clean(f), str(self.project_root)) for f in items]
 
         def words(items: list[str] | None) -> list[str] | None:
-            return None if items is None else [_clean(t).strip() for t in items if t.strip()]
+            return None if items is None else [clean(t).strip() for t in items if t.strip()]
 
         tag_edit = ListEdit("tag", words(tags), words(add_tags), words(remove_tags))
         file_edit = ListEdit("file", paths(files), paths(add_files), paths(remove_files))
@@ -600,7 +588,7 @@ class Vault:
                 if importance is not None:
                     note.set("importance", importance)
                 if key is not None:
-                    note.set("key", _clean(key) or None)
+                    note.set("key", clean(key) or None)
                 if new_type:
                     note.set("type", new_type)
                 if doc.render() != before:
@@ -631,7 +619,7 @@ class Vault:
             raise InvalidInput("status 'superseded' needs superseded_by (the replacing memory id)")
         if superseded_by and status != "superseded":
             raise InvalidInput("superseded_by is only valid with status 'superseded'")
-        reason = _clean(" ".join(reason.split())) if reason else None
+        reason = clean(" ".join(reason.split())) if reason else None
         if status == "active":
             from .lifecycle import reactivate
 
@@ -706,20 +694,3 @@ class Vault:
                     ids.append(str(data.get("id")))
         return ids
 
-
-def _redact_checkpoint(inp: CheckpointInput) -> CheckpointInput:
-    from .sessions import PlanFile, Reference
-
-    return CheckpointInput(
-        slug=_clean(inp.slug) if inp.slug else inp.slug,
-        goal=_clean(inp.goal) if inp.goal else inp.goal,
-        work_completed=_clean_list(inp.work_completed),
-        work_pending=_clean_list(inp.work_pending),
-        work_summary=_clean_list(inp.work_summary), decisions=_clean_list(inp.decisions),
-        plan_files=None if inp.plan_files is None else [
-            PlanFile(_clean(p.path), _clean(p.header)) for p in inp.plan_files],
-        references=None if inp.references is None else [
-            Reference(_clean(r.url), _clean(r.title)) for r in inp.references],
-        diff_summary=_clean(inp.diff_summary) if inp.diff_summary else inp.diff_summary,
-        status=inp.status, trigger=inp.trigger, tags=_clean_list(inp.tags),
-    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
 
 from .errors import InvalidInput
 
@@ -48,3 +49,23 @@ def random_suffix(length: int = 6) -> str:
     import secrets  # ~8 ms (hmac, hashlib, random): only writes make new ids
 
     return secrets.token_hex(length // 2 + 1)[:length]
+
+
+def new_memory_id(folder: Path, memory_type: str, title: str) -> str:
+    """A new record's id: its title's first words and a random suffix, free in `folder`
+    (its type's folder)."""
+    stem = slugify(title, max_words=6) or memory_type.replace("_", "-")
+    while True:
+        candidate = f"{stem}-{random_suffix()}"
+        if not (folder / f"{candidate}.md").exists():
+            return candidate
+
+
+def new_session_id(folder: Path, base: str) -> str:
+    """`base`, else `base-2`, `base-3`...: the first id no session in `folder` holds."""
+    session_id, n = base, 1
+    # A slug renames `<id>.md` to `<id>_<slug>.md`; its id stays taken.
+    while (folder / f"{session_id}.md").exists() or any(folder.glob(f"{session_id}_*.md")):
+        n += 1
+        session_id = f"{base}-{n}"
+    return session_id

@@ -23,7 +23,7 @@ from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_
 from .clean import clean, clean_checkpoint
 from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
-from .ids import random_suffix, slugify, validate_id, validate_slug
+from .ids import new_memory_id, new_session_id, random_suffix, validate_id, validate_slug
 from .links import link, unlink
 from .markdown import Document
 from .memories import (
@@ -254,12 +254,7 @@ class Vault:
                         return WriteResult(str(data.get("id") or found.stem), found,
                                            str(data.get("status") or "open"), "session",
                                            changed=False)
-            session_id, n = base, 1
-            # A slug renames `<id>.md` to `<id>_<slug>.md`; its id stays taken.
-            while (self.sessions_dir / f"{session_id}.md").exists() or any(
-                    self.sessions_dir.glob(f"{session_id}_*.md")):
-                n += 1
-                session_id = f"{base}-{n}"
+            session_id = new_session_id(self.sessions_dir, base)
             doc = Document.new()
             note = SessionNote(doc)
             fields = {
@@ -458,7 +453,7 @@ class Vault:
                     f"key {key!r} already belongs to active memory {old.id} ({old.title!r}); "
                     "pass a supersede_reason to replace it"
                 )
-            memory_id = self._new_memory_id(memory_type, title)
+            memory_id = new_memory_id(self.memories_dir / memory_type, memory_type, title)
             fields: dict[str, Any] = {
                 "id": memory_id, "type": memory_type, "title": title, "status": "active",
                 "scope": self.scope, "key": key, "importance": importance, "files": file_list,
@@ -515,13 +510,6 @@ class Vault:
 
         with contextlib.suppress(OcmError):  # the memory is written; this is a convenience
             self.session_edit(session_path.stem, mutate)
-
-    def _new_memory_id(self, memory_type: str, title: str) -> str:
-        stem = slugify(title, max_words=6) or memory_type.replace("_", "-")
-        while True:
-            candidate = f"{stem}-{random_suffix()}"
-            if not self.memory_path(memory_type, candidate).exists():
-                return candidate
 
     def _mark_superseded(self, path: Path, new_id: str, reason: str) -> None:
         def mutate(doc: Document) -> None:

@@ -682,7 +682,7 @@ class Project:
     def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
         """Flag active project memories whose files changed in git since they were written
         (`meta['changed_files']`); derived here at read time, never written to the note."""
-        from ocm.vault.staleness import mark_stale
+        from ocm.vault.git.staleness import mark_stale
 
         for vault in vaults:
             if vault.scope == "project":
@@ -837,7 +837,7 @@ class Project:
     def stale_memories(self, scope: str = "project") -> list[dict[str, Any]]:
         """Every active memory whose files changed since its `git_sha`, newest first; read
         from the notes themselves (complete, no index limit)."""
-        from ocm.vault.staleness import memory_staleness
+        from ocm.vault.git.staleness import memory_staleness
 
         out: list[dict[str, Any]] = []
         for vault in self._vaults(scope):

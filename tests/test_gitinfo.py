@@ -10,7 +10,7 @@ from pathlib import Path
 import git
 import pytest
 
-from ocm.vault import gitinfo
+from ocm.vault.git import info as gitinfo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

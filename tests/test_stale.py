@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ocm.project import Project
-from ocm.vault.staleness import StalenessChecker, checker
+from ocm.vault.git.staleness import StalenessChecker, checker
 
 from .conftest import git, snapshot
 

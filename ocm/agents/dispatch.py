@@ -263,8 +263,8 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
     if ev.kind == c.END:
         note_id = _session(project, ev, create=False)
         if note_id:
-            from ocm.vault import gitsnapshot
             from ocm.vault.errors import Conflict
+            from ocm.vault.git import snapshot as gitsnapshot
 
             _capture(project, ev, note_id, vault_dir, env)
 
@@ -286,7 +286,7 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
 def _snapshot(project: Any, note_id: str, vault_dir: str) -> None:
     """`git status` at session start: files already dirty are not credited to it."""
     try:
-        from ocm.vault import gitsnapshot
+        from ocm.vault.git import snapshot as gitsnapshot
 
         gitsnapshot.take(project.vault.root, project.vault.project_root, note_id)
     except Exception as exc:  # noqa: BLE001 - the session still starts

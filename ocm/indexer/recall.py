@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ocm.vault.git.staleness import verify_line
 from ocm.vault.memories import RECALL_ORDER
-from ocm.vault.staleness import verify_line
 
 if TYPE_CHECKING:
     from .hits import Hit

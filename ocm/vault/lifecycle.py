@@ -12,10 +12,10 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import gitinfo
 from .atomic import locked
 from .clock import now
 from .errors import Conflict, InvalidInput, OcmError
+from .git import info as gitinfo
 from .links import unlink
 from .markdown import Document
 from .memories import MemoryNote
@@ -89,7 +89,7 @@ def verify(vault: Vault, memory_id: str) -> WriteResult:
             return memo
 
         memo, changed = vault._edit(path, f"note-{path.stem}", mutate)
-    from .staleness import checker
+    from .git.staleness import checker
 
     still = checker(vault.project_root).changed_files(sha, memo.str_list("files"))
     notice = f"verified against {sha}" if changed else f"already verified against {sha}"

@@ -17,12 +17,14 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import autosummary, gitinfo, gitsnapshot
+from . import autosummary
 from .atomic import atomic_write_text, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
 from .clean import clean, clean_checkpoint
 from .clock import now
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
+from .git import info as gitinfo
+from .git import snapshot as gitsnapshot
 from .ids import new_memory_id, new_session_id, random_suffix, validate_id, validate_slug
 from .links import link, unlink
 from .markdown import Document

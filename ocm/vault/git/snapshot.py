@@ -14,7 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .atomic import atomic_write_text
+from ..atomic import atomic_write_text
 
 FOLDER = "snapshots"
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .links import unlink
+from ..links import unlink
 
 CACHE_SECONDS = 5.0
 GIT_TIMEOUT_S = 10.0
@@ -41,7 +41,7 @@ class StalenessChecker:
         """git's output, or None when it fails (no repository, unknown commit, no git)."""
         self.git_calls += 1
         # The project root itself must be the repository (as GitPython's `Repo(root)` in
-        # gitinfo): git must not find one in a folder above it, such as a dotfiles repo.
+        # git/info.py): git must not find one in a folder above it, such as a dotfiles repo.
         env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(self.root).parent)}
         try:
             done = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True,

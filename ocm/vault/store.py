@@ -42,6 +42,7 @@ from .memories import (
     validate_memory_status,
     validate_scope,
 )
+from .rename import rename_session
 from .scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
@@ -292,45 +293,9 @@ class Vault:
 
         with locked(self.locks_dir, self._session_lock(sid)):
             status, changed = self._edit(path, f"note-{sid}", mutate)
-            path = self._maybe_rename(path, slug)
+            path = rename_session(self, path, slug)
         note_id = str((self._frontmatter_only(path) or {}).get("id") or sid)
         return WriteResult(note_id, path, status, "session", changed)
-
-    def _maybe_rename(self, path: Path, slug: str | None) -> Path:
-        """Give a session created before it had a slug the seed's file name, once."""
-        if not slug:
-            return path
-        data = self._frontmatter_only(path) or {}
-        note_id = str(data.get("id") or path.stem)
-        if path.stem != note_id or note_id.endswith(f"_{slug}"):
-            return path
-        target = path.with_name(f"{path.stem}_{slug}.md")
-        check_inside(self.root, target)
-        if target.exists():
-            return path
-        os.replace(path, target)
-        self._relink_session(path.stem, target.stem)
-        return target
-
-    def _relink_session(self, old_stem: str, new_stem: str) -> None:
-        """After a session's one rename, point its memories' and its transcript's `session`
-        links at the new file name (Obsidian resolves links by file name; ids keep working
-        either way)."""
-        for path in self.note_paths():
-            if self.kind_of(path) not in ("memory", "transcript"):
-                continue
-            value = (self._frontmatter_only(path) or {}).get("session")
-            if not (isinstance(value, str) and value.startswith("[[")
-                    and unlink(value) == old_stem):
-                continue
-
-            def mutate(doc: Document) -> None:
-                MemoryNote(doc).set("session", link(new_stem))
-
-            try:
-                self._edit(path, f"note-{path.stem}", mutate)
-            except OcmError:
-                continue
 
     def session_edit(self, session_id: str, mutate: Callable[[SessionNote], T]) -> tuple[T, Path]:
         path = self.find_session(session_id)

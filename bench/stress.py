@@ -796,12 +796,13 @@ def finish_half_supersedes(vault: Path, repo: Path, home: Path, report: Report) 
     """A keyed supersede killed between its two writes leaves two active records until the
     next write with that key finishes it (`Vault.active_with_key`): do what that write
     does; then no key may still have two active records."""
+    from ocm.vault import locks
     from ocm.vault.atomic import locked
     from ocm.vault.store import Vault
 
     half = _keys_with_several_active(vault, [])
     store = Vault(vault, "kills", repo)
-    with ocm_home(home), locked(store.locks_dir, store._memories_lock()):  # noqa: SLF001
+    with ocm_home(home), locked(store.locks_dir, locks.MEMORIES):
         for key in half:
             store.active_with_key(key)
     report.supersedes_finished += len(half)

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import locks
 from .atomic import locked
 from .errors import NotFound, OcmError
 from .links import link
@@ -30,7 +31,6 @@ from .memories import MemoryNote
 if TYPE_CHECKING:
     from .store import Vault
 
-MEMORIES_LOCK = "memories"
 MERGED = "merged"
 MAX_CHAIN = 10_000
 
@@ -99,13 +99,13 @@ def _retire(vault: Vault, older: Item, newer: Item, stamp: datetime | None) -> N
         if stamp is not None:
             memo.set("updated", stamp)
 
-    vault._edit(old_path, f"note-{old_path.stem}", mark)
+    vault._edit(old_path, locks.note(old_path), mark)
     if completing:
         return
     shared = new.supersedes and new.supersedes == old.supersedes
     if new.supersedes and not shared:
         return  # the newer one already replaces another record: that link stays
-    vault._edit(new_path, f"note-{new_path.stem}",
+    vault._edit(new_path, locks.note(new_path),
                 lambda doc: MemoryNote(doc).set("supersedes", link(old_path.stem)))
     if shared:  # both replaced the same record: it is now replaced by the older of them
         try:
@@ -113,7 +113,7 @@ def _retire(vault: Vault, older: Item, newer: Item, stamp: datetime | None) -> N
         except (NotFound, OcmError):
             return
         if first.superseded_by in _names(newer):
-            vault._edit(first_path, f"note-{first_path.stem}", lambda doc: MemoryNote(
+            vault._edit(first_path, locks.note(first_path), lambda doc: MemoryNote(
                 doc).set("superseded_by", link(old_path.stem)))
 
 
@@ -152,9 +152,9 @@ def _break_cycle(vault: Vault, cycle: list[Item]) -> MemoryNote:
         if stamp is not None:
             memo.set("updated", stamp)
 
-    vault._edit(newest[0], f"note-{newest[0].stem}", revive)
+    vault._edit(newest[0], locks.note(newest[0]), revive)
     if after is not newest and after[1].supersedes in _names(newest):
-        vault._edit(after[0], f"note-{after[0].stem}",
+        vault._edit(after[0], locks.note(after[0]),
                     lambda doc: MemoryNote(doc).set("supersedes", None))
     return newest[1]
 
@@ -178,7 +178,7 @@ def restore(vault: Vault, changed: Iterable[str]) -> list[str]:
     if not keys and not linked:
         return []
     notices: list[str] = []
-    with locked(vault.locks_dir, MEMORIES_LOCK):
+    with locked(vault.locks_dir, locks.MEMORIES):
         done: set[str] = set()
         for item in linked:
             if item[1].id in done:

@@ -12,6 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import locks
 from .atomic import locked
 from .clock import now
 from .errors import Conflict, InvalidInput, OcmError
@@ -23,8 +24,6 @@ from .sessions import SessionNote
 
 if TYPE_CHECKING:
     from .store import Vault, WriteResult
-
-MEMORIES_LOCK = "memories"
 
 
 def _result(note_id: str, path: Path, status: str, changed: bool,
@@ -39,7 +38,7 @@ def reactivate(vault: Vault, memory_id: str) -> WriteResult:
     and `resolution` go (they no longer hold), and so does its replacement's `supersedes`
     link to it: the replacement stays active and no longer claims to replace it. A record
     whose `key` another active record now holds is refused (one active record per key)."""
-    with locked(vault.locks_dir, MEMORIES_LOCK):
+    with locked(vault.locks_dir, locks.MEMORIES):
         path, note = vault.read_memory(memory_id)
         if note.status == "active":
             return _result(note.id, path, "active", False, f"{note.id} is already active")
@@ -59,13 +58,13 @@ def reactivate(vault: Vault, memory_id: str) -> WriteResult:
             memo.set("resolution", None)
             memo.set("updated", now())
 
-        vault._edit(path, f"note-{path.stem}", mutate)
+        vault._edit(path, locks.note(path), mutate)
         notice = f"reactivated (was {note.status})"
         if replacement:
             with contextlib.suppress(OcmError):
                 new_path, new = vault.read_memory(replacement)
                 if unlink(new.fm.get("supersedes")) in (note.id, path.stem):
-                    vault._edit(new_path, f"note-{new_path.stem}",
+                    vault._edit(new_path, locks.note(new_path),
                                 lambda doc: MemoryNote(doc).set("supersedes", None))
                 notice += f"; {new.id} no longer supersedes it and stays {new.status}"
     return _result(note.id, path, "active", True, notice)
@@ -78,7 +77,7 @@ def verify(vault: Vault, memory_id: str) -> WriteResult:
     if not sha:
         raise InvalidInput(f"cannot verify against git: {vault.project_root} has no commit "
                            "(user-scope memories are not tied to a repository)")
-    with locked(vault.locks_dir, MEMORIES_LOCK):
+    with locked(vault.locks_dir, locks.MEMORIES):
         path = vault.find_memory(memory_id)
 
         def mutate(doc: Document) -> MemoryNote:
@@ -88,7 +87,7 @@ def verify(vault: Vault, memory_id: str) -> WriteResult:
                 memo.set("updated", now())
             return memo
 
-        memo, changed = vault._edit(path, f"note-{path.stem}", mutate)
+        memo, changed = vault._edit(path, locks.note(path), mutate)
     from .git.staleness import checker
 
     still = checker(vault.project_root).changed_files(sha, memo.str_list("files"))
@@ -136,6 +135,6 @@ def drop_links_to(vault: Vault, deleted: MemoryNote, deleted_path: Path) -> list
             targets.append((vault.find_session(deleted.session), unlist))
     for path, mutate in targets:
         with contextlib.suppress(OcmError):
-            if vault._edit(path, f"note-{path.stem}", mutate)[1]:  # type: ignore[arg-type]
+            if vault._edit(path, locks.note(path), mutate)[1]:  # type: ignore[arg-type]
                 edited.append(vault.relpath(path))
     return edited

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import locks
 from .boundary import check_inside
 from .errors import OcmError
 from .links import link, unlink
@@ -50,6 +51,6 @@ def _relink(vault: Vault, old_stem: str, new_stem: str) -> None:
             MemoryNote(doc).set("session", link(new_stem))
 
         try:
-            vault._edit(path, f"note-{path.stem}", mutate)
+            vault._edit(path, locks.note(path), mutate)
         except OcmError:
             continue

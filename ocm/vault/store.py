@@ -17,7 +17,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import autosummary
+from . import autosummary, locks
 from .atomic import atomic_write_text, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
 from .clean import clean, clean_checkpoint
@@ -183,9 +183,6 @@ class Vault:
         raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
 
     # -- sessions -----------------------------------------------------------------
-    def _session_lock(self, session_id: str) -> str:
-        return f"session-{session_id}"
-
     def _frontmatter_only(self, path: Path) -> dict[str, Any] | None:
         try:
             with path.open("r", encoding="utf-8") as handle:
@@ -250,7 +247,7 @@ class Vault:
         base = f"{started:%Y-%m-%d_%H-%M}_{tool}" + (f"_{random_suffix()}" if team else "") + (
             f"_{slug}" if slug else "")
         self.ensure_layout()
-        with locked(self.locks_dir, "sessions-create"):
+        with locked(self.locks_dir, locks.SESSIONS_CREATE):
             if agent_session_id:  # another process may have created it since we looked
                 for found, data in self.session_headers():
                     if str(data.get("agent_session_id")) == agent_session_id:
@@ -291,16 +288,16 @@ class Vault:
                 note.set_frontmatter("ended_at", now())
             return note.status
 
-        with locked(self.locks_dir, self._session_lock(sid)):
-            status, changed = self._edit(path, f"note-{sid}", mutate)
+        with locked(self.locks_dir, locks.session(sid)):
+            status, changed = self._edit(path, locks.note(path), mutate)
             path = rename_session(self, path, slug)
         note_id = str((self._frontmatter_only(path) or {}).get("id") or sid)
         return WriteResult(note_id, path, status, "session", changed)
 
     def session_edit(self, session_id: str, mutate: Callable[[SessionNote], T]) -> tuple[T, Path]:
         path = self.find_session(session_id)
-        with locked(self.locks_dir, self._session_lock(path.stem)):
-            result, _ = self._edit(path, f"note-{path.stem}", lambda doc: mutate(SessionNote(doc)))
+        with locked(self.locks_dir, locks.session(path.stem)):
+            result, _ = self._edit(path, locks.note(path), lambda doc: mutate(SessionNote(doc)))
         return result, path
 
     def record_file(self, session_id: str, file_path: str, change: str) -> bool:
@@ -374,9 +371,6 @@ class Vault:
         path = self.find_memory(memory_id)
         return path, MemoryNote(read_document(path))
 
-    def _memories_lock(self) -> str:
-        return "memories"
-
     def active_with_key(self, key: str) -> tuple[Path, MemoryNote] | None:
         """The active record of `key`; two of them (a supersede cut short, a git merge) are
         settled into one first (`ocm.vault.invariants`)."""
@@ -412,7 +406,7 @@ class Vault:
         stamp = created or now()
         self.ensure_layout()
         notice = None
-        with locked(self.locks_dir, self._memories_lock()):
+        with locked(self.locks_dir, locks.MEMORIES):
             previous = self.active_with_key(key) if key else None
             if previous is not None and not (supersede_reason and supersede_reason.strip()):
                 old_path, old = previous
@@ -487,7 +481,7 @@ class Vault:
                 note.set("resolution", reason)
             note.set("updated", now())
 
-        self._edit(path, f"note-{path.stem}", mutate)
+        self._edit(path, locks.note(path), mutate)
 
     def update_memory(self, memory_id: str, *, content: str | None = None,
                       title: str | None = None, files: list[str] | None = None,
@@ -526,7 +520,7 @@ class Vault:
 
         tag_edit = ListEdit("tag", words(tags), words(add_tags), words(remove_tags))
         file_edit = ListEdit("file", paths(files), paths(add_files), paths(remove_files))
-        with locked(self.locks_dir, self._memories_lock()):
+        with locked(self.locks_dir, locks.MEMORIES):
             path = self.find_memory(memory_id)
 
             def mutate(doc: Document) -> str:
@@ -555,7 +549,7 @@ class Vault:
                         note.set("git_sha", sha)
                 return note.status
 
-            status, changed = self._edit(path, f"note-{path.stem}", mutate)
+            status, changed = self._edit(path, locks.note(path), mutate)
             if new_type and path.parent.name != new_type:
                 target = self.memory_path(new_type, path.stem)
                 check_inside(self.root, target)
@@ -579,7 +573,7 @@ class Vault:
             from .lifecycle import reactivate
 
             return reactivate(self, memory_id)
-        with locked(self.locks_dir, self._memories_lock()):
+        with locked(self.locks_dir, locks.MEMORIES):
             path, note = self.read_memory(memory_id)
             if note.status == status:  # the same state again: done, nothing to write
                 if superseded_by and note.superseded_by not in (
@@ -605,20 +599,20 @@ class Vault:
                     memo.set("resolution", reason)
                 memo.set("updated", now())
 
-            self._edit(path, f"note-{path.stem}", mutate)
+            self._edit(path, locks.note(path), mutate)
             if superseded_by:
                 def link_back(doc: Document) -> None:
                     memo = MemoryNote(doc)
                     if not memo.fm.get("supersedes"):
                         memo.set("supersedes", link(path.stem))
 
-                self._edit(new_path, f"note-{new_path.stem}", link_back)
+                self._edit(new_path, locks.note(new_path), link_back)
         return WriteResult(note.id, path, status, "memory")
 
     def delete_memory(self, memory_id: str) -> WriteResult:
         from .lifecycle import drop_links_to
 
-        with locked(self.locks_dir, self._memories_lock()):
+        with locked(self.locks_dir, locks.MEMORIES):
             path, note = self.read_memory(memory_id)
             os.unlink(path)
             edited = drop_links_to(self, note, path)  # no link left pointing at nothing

@@ -21,6 +21,7 @@ from ocm.indexer import likeness
 from ocm.indexer.hits import Filters
 from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
+from ocm.vault import projects as registry
 from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
@@ -204,7 +205,7 @@ class Project:
                 sep = "" if not existing or existing.endswith("\n") else "\n"
                 gitignore.write_text(existing + sep + entry + "\n", encoding="utf-8")
                 added_ignore = True
-        registered = vault_paths.register_vault(self.vault.project, self.root, self.vault.root)
+        registered = registry.register_vault(self.vault.project, self.root, self.vault.root)
         self.sweep_temp_files()
         self.refresh(self.vault)  # from now on a missing index means a lost one
         from ocm.vault.obsidian import write_base
@@ -267,7 +268,7 @@ class Project:
             found = [self.require_vault(), self.user_vault]
         else:
             found = [self.vault, self.user_vault]
-            for entry in vault_paths.read_registry():
+            for entry in registry.read_registry():
                 path = Path(entry["vault"])
                 if path.is_dir():
                     found.append(Vault(path, entry.get("project") or path.parent.name,
@@ -828,8 +829,6 @@ class Project:
 
     def projects(self, prune: bool = False, dry_run: bool = False) -> dict[str, Any]:
         """The registry of project vaults; `prune` drops missing or repeated entries."""
-        from ocm.vault import projects as registry
-
         removed = registry.prune(dry_run=dry_run) if prune else []
         return {"projects": registry.list_projects(self.vault.root), "removed": removed,
                 "dry_run": dry_run}

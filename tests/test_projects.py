@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from ocm.project import Project
-from ocm.vault import paths as vault_paths
+from ocm.vault import projects as registry
 
 from .conftest import make_repo
 
@@ -45,16 +45,16 @@ def test_projects_lists_and_prunes_the_registry(tmp_path: Path, run_ocm) -> None
     rows = {r["project"]: r for r in info["projects"]}
     assert set(rows) == {"alpha", "beta"}
     assert rows["alpha"]["current"] and rows["alpha"]["memories"] == 1 and rows["alpha"]["exists"]
-    entries = vault_paths.read_registry()
-    vault_paths.write_registry(entries + [entries[0]])  # a repeated entry
+    entries = registry.read_registry()
+    registry.write_registry(entries + [entries[0]])  # a repeated entry
     shutil.rmtree(b.vault.root)
     dry = a.projects(prune=True, dry_run=True)
     assert sorted(r["problem"] for r in dry["removed"]) == ["duplicate entry",
                                                            "vault folder is missing"]
-    assert len(vault_paths.read_registry()) == 3  # dry run changed nothing
+    assert len(registry.read_registry()) == 3  # dry run changed nothing
     out = run_ocm("projects", "--prune", cwd=a.root).stdout
     assert "Removed beta" in out and "vault folder is missing" in out
-    assert [e["project"] for e in vault_paths.read_registry()] == ["alpha"]
+    assert [e["project"] for e in registry.read_registry()] == ["alpha"]
     listed = json.loads(run_ocm("projects", "--json", cwd=a.root).stdout)
     assert [r["project"] for r in listed["projects"]] == ["alpha"]
     assert "Nothing to prune" in run_ocm("projects", "--prune", cwd=a.root).stdout

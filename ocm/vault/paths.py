@@ -1,14 +1,10 @@
-"""Where a project's vault and the user's vault live, and the registry of project vaults."""
+"""Where a project's vault and the user's vault live (their registry: ocm/vault/projects.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
-
-from .atomic import atomic_write_text, locked
-from .clock import format_timestamp, now
 
 VAULT_DIRNAME = ".openCodeMemory"
 
@@ -41,36 +37,3 @@ def user_home() -> Path:
     """The user-scope vault: `$OCM_HOME`, default `~/.openCodeMemory`."""
     env = os.environ.get("OCM_HOME")
     return Path(env).expanduser() if env else Path.home() / VAULT_DIRNAME
-
-
-def registry_path() -> Path:
-    return user_home() / "registry.json"
-
-
-def read_registry() -> list[dict[str, str]]:
-    try:
-        data = json.loads(registry_path().read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return []
-    return [e for e in data if isinstance(e, dict) and isinstance(e.get("vault"), str)] if (
-        isinstance(data, list)) else []
-
-
-def register_vault(project: str, root: Path, vault: Path) -> bool:
-    """Add a project vault to the registry; False if it was already there."""
-    home = user_home()
-    with locked(home / ".locks", "registry"):
-        entries = read_registry()
-        if any(Path(e["vault"]) == vault for e in entries):
-            return False
-        entries.append({
-            "project": project, "project_root": str(root), "vault": str(vault),
-            "registered_at": format_timestamp(now()),
-        })
-        atomic_write_text(registry_path(), json.dumps(entries, indent=2) + "\n")
-    return True
-
-
-def write_registry(entries: list[dict[str, str]]) -> None:
-    with locked(user_home() / ".locks", "registry"):
-        atomic_write_text(registry_path(), json.dumps(entries, indent=2) + "\n")

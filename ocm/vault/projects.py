@@ -1,4 +1,5 @@
-"""The registry of project vaults (`~/.openCodeMemory/registry.json`): list and prune.
+"""The registry of project vaults (`~/.openCodeMemory/registry.json`): register, read, list
+and prune.
 
 `ocm init` registers a project's vault; `--scope global` searches every registered vault.
 Entries whose vault folder is gone (project deleted or moved) or that repeat a vault are
@@ -7,11 +8,47 @@ pruned on request, never silently.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from . import paths as vault_paths
+from .atomic import atomic_write_text, locked
+from .clock import format_timestamp, now
+from .paths import user_home
 from .store import Vault
+
+
+def registry_path() -> Path:
+    return user_home() / "registry.json"
+
+
+def read_registry() -> list[dict[str, str]]:
+    try:
+        data = json.loads(registry_path().read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return []
+    return [e for e in data if isinstance(e, dict) and isinstance(e.get("vault"), str)] if (
+        isinstance(data, list)) else []
+
+
+def register_vault(project: str, root: Path, vault: Path) -> bool:
+    """Add a project vault to the registry; False if it was already there."""
+    home = user_home()
+    with locked(home / ".locks", "registry"):
+        entries = read_registry()
+        if any(Path(e["vault"]) == vault for e in entries):
+            return False
+        entries.append({
+            "project": project, "project_root": str(root), "vault": str(vault),
+            "registered_at": format_timestamp(now()),
+        })
+        atomic_write_text(registry_path(), json.dumps(entries, indent=2) + "\n")
+    return True
+
+
+def write_registry(entries: list[dict[str, str]]) -> None:
+    with locked(user_home() / ".locks", "registry"):
+        atomic_write_text(registry_path(), json.dumps(entries, indent=2) + "\n")
 
 
 def _key(path: str) -> str:
@@ -26,7 +63,7 @@ def list_projects(current: Path | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     here = _key(str(current)) if current else None
-    for entry in vault_paths.read_registry():
+    for entry in read_registry():
         key = _key(entry["vault"])
         vault_dir = Path(entry["vault"])
         exists = vault_dir.is_dir()
@@ -58,10 +95,10 @@ def prune(dry_run: bool = False) -> list[dict[str, Any]]:
         keep_vaults = {_key(r["vault"]) for r in rows if not r["problem"]}
         kept: list[dict[str, str]] = []
         taken: set[str] = set()
-        for entry in vault_paths.read_registry():
+        for entry in read_registry():
             key = _key(entry["vault"])
             if key in keep_vaults and key not in taken:
                 taken.add(key)
                 kept.append(entry)
-        vault_paths.write_registry(kept)
+        write_registry(kept)
     return removed

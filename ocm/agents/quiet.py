@@ -15,7 +15,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from ocm.vault import journal
+from ocm.vault import journal, locks
 from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.clock import format_timestamp, now, parse_timestamp
 
@@ -57,7 +57,7 @@ def _read(vault_dir: str) -> dict[str, list[str]]:
 
 def _update(vault_dir: str, change: Any) -> None:
     """Apply `change(state)` under the file's lock."""
-    with locked(Path(vault_dir) / ".locks", "quiet"):
+    with locked(locks.folder(Path(vault_dir)), locks.QUIET):
         state = _read(vault_dir)
         before = json.dumps(state, sort_keys=True)
         change(state)

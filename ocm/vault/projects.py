@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import locks
 from .atomic import atomic_write_text, locked
 from .clock import format_timestamp, now
 from .paths import user_home
@@ -34,7 +35,7 @@ def read_registry() -> list[dict[str, str]]:
 def register_vault(project: str, root: Path, vault: Path) -> bool:
     """Add a project vault to the registry; False if it was already there."""
     home = user_home()
-    with locked(home / ".locks", "registry"):
+    with locked(locks.folder(home), locks.REGISTRY):
         entries = read_registry()
         if any(Path(e["vault"]) == vault for e in entries):
             return False
@@ -47,7 +48,7 @@ def register_vault(project: str, root: Path, vault: Path) -> bool:
 
 
 def write_registry(entries: list[dict[str, str]]) -> None:
-    with locked(user_home() / ".locks", "registry"):
+    with locked(locks.folder(user_home()), locks.REGISTRY):
         atomic_write_text(registry_path(), json.dumps(entries, indent=2) + "\n")
 
 

@@ -119,7 +119,7 @@ class Vault:
 
     @property
     def locks_dir(self) -> Path:
-        return self.root / ".locks"
+        return locks.folder(self.root)
 
     @property
     def index_dir(self) -> Path:

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import locks
 from .atomic import atomic_write_text, locked
 from .clock import format_timestamp, now
 from .links import link
@@ -192,7 +193,7 @@ def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_
     parser: it returns (turns, records it recognised). None when nothing was new.
     `started` dates a new note (default: now)."""
     path = transcript_path(vault_root, session_id)
-    with locked(vault_root / ".locks", f"transcript-{session_id}"):
+    with locked(locks.folder(vault_root), locks.transcript(session_id)):
         offset, old_source = read_offset(path)
         if old_source and old_source != source:
             offset = 0  # the host moved to another file (resumed session): read it whole

@@ -37,6 +37,8 @@ from whoosh.codec.whoosh3 import (
 from whoosh.system import pack_int, pack_ushort
 from whoosh.util.numeric import length_to_byte
 
+from .savedpostings import SavedPostingsWriter
+
 Posting = tuple[str, bytes, int, float, bytes | None]
 
 _FIELD_AND_TERM = itemgetter(0, 1)
@@ -88,9 +90,21 @@ class BulkPostingsWriter(W3PostingsWriter):
 
 
 class BulkFieldWriter(W3FieldWriter):
+    def __init__(self, codec, storage, segment) -> None:
+        super().__init__(codec, storage, segment)
+        # Every term's ids and weights, also saved beside the segment for the scorer
+        # (savedpostings.py); None when Whoosh's own path wrote the terms instead.
+        self._saved: SavedPostingsWriter | None = SavedPostingsWriter()
+
+    def close(self) -> None:
+        super().close()
+        if self._saved is not None:
+            self._saved.write(self._storage, self._segment)
+
     def add_postings(self, schema, lengths, items: Iterable[Posting]) -> None:
         count = getattr(lengths, "doc_count_all", None) if lengths else None
         if lengths and (count is None or not hasattr(lengths, "doc_field_length_reader")):
+            self._saved = None
             super().add_postings(schema, lengths, items)  # an unusual length source
             return
         # Terms with at most this many postings take the one-block shortcut (most terms:
@@ -112,6 +126,8 @@ class BulkFieldWriter(W3FieldWriter):
                 if not postings:
                     continue
             _, _, docnums, weights, values = zip(*postings, strict=True)
+            if self._saved is not None:
+                self._saved.add(fieldname, btext, docnums, weights)
             lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
                     else [0] * len(docnums))
             if None in values:  # Whoosh writes a missing value as empty bytes

@@ -164,7 +164,8 @@ class SavedPostings:
         segment does not hold it."""
         hashes = self._hashes
         wanted = zlib.crc32(key)
-        at = int(hashes.searchsorted(wanted))
+        # As the array's own type: a Python int would have numpy convert the whole array.
+        at = int(hashes.searchsorted(hashes.dtype.type(wanted)))
         while at < len(hashes) and hashes[at] == wanted:
             term = int(self._order[at])
             if self._keys[self._key_starts[term]:self._key_starts[term + 1]] == key:

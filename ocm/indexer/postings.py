@@ -188,7 +188,10 @@ class SegmentCache:
         key = (_segment_key(reader), doc)
         found = self._stored.get(key)
         if found is None:
-            found = self._stored[key] = reader.stored_fields(doc)
+            # The segment's own column, not `reader.stored_fields`: that copies the dict
+            # leaving out fields the schema no longer has, and this schema never drops one
+            # (a change of it rebuilds the index: SCHEMA_VERSION).
+            found = self._stored[key] = reader._perdoc.stored_fields(doc)
             if len(self._stored) > STORED_BUDGET:
                 self._stored.popitem(last=False)
         else:

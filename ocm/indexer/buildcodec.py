@@ -9,7 +9,8 @@ read per posting). That loop was the largest single cost of building the index.
 and fills each posting block in one step. The blocks, term infos and files are exactly
 what ``W3Codec`` writes (``tests/test_buildcodec.py`` compares the bytes), and the segments
 record a plain ``W3Codec``, so readers never see this module: it only exists while
-writing.
+writing. One file is added per segment: its postings as the scorer's arrays, written from
+the ids and weights the blocks are made of (``savedpostings.py``).
 
 Written against whoosh3 3.54.0's ``W3FieldWriter`` / ``W3PostingsWriter`` internals (the
 pinned version); the test above fails if an upgrade changes them.

@@ -2,12 +2,13 @@
 
 Whoosh scores a disjunction of boosted (field, term) clauses document by document through
 a tree of matcher objects: several microseconds of Python per posting, ~100 ms per query
-at 10k notes. Here each posting list is decoded once, a block at a time, into numpy arrays,
-and its documents' scores are added into one array over the searcher's documents with
-vector operations, with the statistics `whoosh.scoring.BM25F` uses (the searcher's idf and
-average field length, the byte-coded field length of each document) and the same float64
-operations in the same order: every score equals Whoosh's bit for bit
-(`tests/test_postings.py` compares them).
+at 10k notes. Here each posting list is read once as numpy arrays, from the file saved
+beside its segment when it was written (`savedpostings.py`) or, without one, decoded from
+Whoosh's blocks a block at a time, and its documents' scores are added into one array over
+the searcher's documents with vector operations, with the statistics `whoosh.scoring.BM25F`
+uses (the searcher's idf and average field length, the byte-coded field length of each
+document) and the same float64 operations in the same order: every score equals Whoosh's
+bit for bit (`tests/test_postings.py` compares them).
 
 Segments never change once written (deletions are kept beside them), so what is decoded
 from a segment stays valid for as long as its reader is open: a long-lived process (the

@@ -9,7 +9,8 @@ read per posting). That loop was the largest single cost of building the index.
 and fills each posting block in one step. The blocks, term infos and files are exactly
 what ``W3Codec`` writes (``tests/test_buildcodec.py`` compares the bytes), and the segments
 record a plain ``W3Codec``, so readers never see this module: it only exists while
-writing.
+writing. One file is added per segment: its postings as the scorer's arrays, written from
+the ids and weights the blocks are made of (``savedpostings.py``).
 
 Written against whoosh3 3.54.0's ``W3FieldWriter`` / ``W3PostingsWriter`` internals (the
 pinned version); the test above fails if an upgrade changes them.
@@ -36,6 +37,8 @@ from whoosh.codec.whoosh3 import (
 )
 from whoosh.system import pack_int, pack_ushort
 from whoosh.util.numeric import length_to_byte
+
+from .savedpostings import SavedPostingsWriter
 
 Posting = tuple[str, bytes, int, float, bytes | None]
 
@@ -88,9 +91,21 @@ class BulkPostingsWriter(W3PostingsWriter):
 
 
 class BulkFieldWriter(W3FieldWriter):
+    def __init__(self, codec, storage, segment) -> None:
+        super().__init__(codec, storage, segment)
+        # Every term's ids and weights, also saved beside the segment for the scorer
+        # (savedpostings.py); None when Whoosh's own path wrote the terms instead.
+        self._saved: SavedPostingsWriter | None = SavedPostingsWriter()
+
+    def close(self) -> None:
+        super().close()
+        if self._saved is not None:
+            self._saved.write(self._storage, self._segment)
+
     def add_postings(self, schema, lengths, items: Iterable[Posting]) -> None:
         count = getattr(lengths, "doc_count_all", None) if lengths else None
         if lengths and (count is None or not hasattr(lengths, "doc_field_length_reader")):
+            self._saved = None
             super().add_postings(schema, lengths, items)  # an unusual length source
             return
         # Terms with at most this many postings take the one-block shortcut (most terms:
@@ -112,6 +127,8 @@ class BulkFieldWriter(W3FieldWriter):
                 if not postings:
                     continue
             _, _, docnums, weights, values = zip(*postings, strict=True)
+            if self._saved is not None:
+                self._saved.add(fieldname, btext, docnums, weights)
             lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
                     else [0] * len(docnums))
             if None in values:  # Whoosh writes a missing value as empty bytes

@@ -17,6 +17,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ocm.vault.markdown import Document, normalise_heading
 from ocm.vault.sections import Section, sections
@@ -45,6 +46,10 @@ PREFIX = 4
 # The places each query term occurs in a chunk that are looked at, for its frequency (BM25
 # saturates long before) and for where the snippet goes.
 MAX_OCCURRENCES = 16
+
+# Words of chunk text whose index terms are kept made (_word_terms): a warm process meets
+# the same words in search after search.
+WORD_TERMS_KEPT = 50_000
 
 # (title, level, line, link, field, text, length in indexed terms): one stored chunk.
 StoredChunk = tuple[str, int, int, str, str, str, int]
@@ -133,6 +138,12 @@ def chunk_of(stored: StoredChunk, relpath: str, terms: list[str], score: float) 
     return Chunk(title, level, line, anchor, snippet(text, terms), score)
 
 
+@lru_cache(maxsize=WORD_TERMS_KEPT)
+def _word_terms(raw: str) -> tuple[str, ...]:
+    """The index terms of one word of text, in order."""
+    return tuple(tokens(raw))
+
+
 def _term_positions(text: str, terms: list[str],
                     cap: int = MAX_OCCURRENCES) -> list[tuple[int, frozenset[str]]]:
     """(start, query terms it yields) of the words of `text` that hold a query term, in
@@ -156,7 +167,7 @@ def _term_positions(text: str, terms: list[str],
                     raw = word.group()
                     here = yields.get(raw)
                     if here is None:
-                        here = yields[raw] = frozenset(wanted.intersection(tokens(raw)))
+                        here = yields[raw] = frozenset(wanted.intersection(_word_terms(raw)))
                     if here:
                         found[at] = here
                         taken += 1

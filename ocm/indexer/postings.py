@@ -2,12 +2,13 @@
 
 Whoosh scores a disjunction of boosted (field, term) clauses document by document through
 a tree of matcher objects: several microseconds of Python per posting, ~100 ms per query
-at 10k notes. Here each posting list is decoded once, a block at a time, into numpy arrays,
-and its documents' scores are added into one array over the searcher's documents with
-vector operations, with the statistics `whoosh.scoring.BM25F` uses (the searcher's idf and
-average field length, the byte-coded field length of each document) and the same float64
-operations in the same order: every score equals Whoosh's bit for bit
-(`tests/test_postings.py` compares them).
+at 10k notes. Here each posting list is read once as numpy arrays, from the file saved
+beside its segment when it was written (`savedpostings.py`) or, without one, decoded from
+Whoosh's blocks a block at a time, and its documents' scores are added into one array over
+the searcher's documents with vector operations, with the statistics `whoosh.scoring.BM25F`
+uses (the searcher's idf and average field length, the byte-coded field length of each
+document) and the same float64 operations in the same order: every score equals Whoosh's
+bit for bit (`tests/test_postings.py` compares them).
 
 Segments never change once written (deletions are kept beside them), so what is decoded
 from a segment stays valid for as long as its reader is open: a long-lived process (the
@@ -29,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
+
+from .savedpostings import SavedPostings, term_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -165,6 +168,8 @@ class SegmentCache:
         self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
         # Small segments: their term keys (Whoosh's bytes), or how many lookups so far.
         self._keys: dict[str, frozenset[bytes] | int] = {}
+        # Each segment's saved postings (savedpostings.py), None where it has none.
+        self._saved: dict[str, SavedPostings | None] = {}
 
     def keep_only(self, readers: Iterable[Any]) -> None:
         live = frozenset(_segment_key(reader) for reader in readers)
@@ -177,13 +182,17 @@ class SegmentCache:
         for key in [k for k in self._stored if k[0] not in live]:
             del self._stored[key]
         self._keys = {k: v for k, v in self._keys.items() if k in live}
+        self._saved = {k: v for k, v in self._saved.items() if k in live}
 
     def stored_fields(self, reader: Any, doc: int) -> dict:
         """A document's stored fields; callers must not modify the dict."""
         key = (_segment_key(reader), doc)
         found = self._stored.get(key)
         if found is None:
-            found = self._stored[key] = reader.stored_fields(doc)
+            # The segment's own column, not `reader.stored_fields`: that copies the dict
+            # leaving out fields the schema no longer has, and this schema never drops one
+            # (a change of it rebuilds the index: SCHEMA_VERSION).
+            found = self._stored[key] = reader._perdoc.stored_fields(doc)
             if len(self._stored) > STORED_BUDGET:
                 self._stored.popitem(last=False)
         else:
@@ -211,10 +220,27 @@ class SegmentCache:
         if key in self._postings:
             self._postings.move_to_end(key)
             return self._postings[key]
-        terms = reader._terms
         tbytes = reader._text_to_bytes(field, term)
-        if not self._may_hold(reader, key[0], terms, field, tbytes):
-            self._postings[key] = None
+        if key[0] not in self._saved:
+            self._saved[key[0]] = SavedPostings.open(reader)
+        saved = self._saved[key[0]]
+        if saved is not None:
+            found = saved.find(term_key(field, tbytes))
+            entry = None if found is None else _Postings(*found)
+        else:
+            entry = self._decoded(reader, key[0], field, tbytes)
+        if entry is not None:
+            self._size += len(entry.ids)
+        self._postings[key] = entry
+        while self._size > self.budget and len(self._postings) > 1:
+            self._forget(next(iter(self._postings)))
+        return entry
+
+    def _decoded(self, reader: Any, segment: str, field: str,
+                 tbytes: bytes) -> _Postings | None:
+        """The term's postings decoded from Whoosh's blocks (a segment saved none)."""
+        terms = reader._terms
+        if not self._may_hold(reader, segment, terms, field, tbytes):
             return None
         try:
             # The segment's own matcher: `reader.postings` would wrap it in a FilterMatcher
@@ -222,14 +248,8 @@ class SegmentCache:
             # the scorer applies deletions itself.
             matcher = terms.matcher(field, tbytes, reader.schema[field].format)
         except TermNotFound:
-            entry = None
-        else:
-            entry = _Postings(*_decode(matcher))
-            self._size += len(entry.ids)
-        self._postings[key] = entry
-        while self._size > self.budget and len(self._postings) > 1:
-            self._forget(next(iter(self._postings)))
-        return entry
+            return None
+        return _Postings(*_decode(matcher))
 
     def _may_hold(self, reader: Any, segment: str, terms: Any, field: str,
                   tbytes: bytes) -> bool:

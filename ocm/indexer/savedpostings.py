@@ -1,0 +1,175 @@
+"""Each segment's postings saved once, as the arrays the scorer reads, beside the segment.
+
+`ocm/indexer/postings.py` scores from numpy arrays of doc ids and weights per (field,
+term). Decoding them from Whoosh's posting blocks (a term-info lookup, then per block a
+read, a zlib decompress and an unpickle) was ~a quarter of a warm search at 10k notes: a
+long-lived process still meets new terms. Segments never change once written, so the
+writer (`buildcodec.BulkFieldWriter`, which holds each term's ids and weights as it writes
+them) also writes them here, once: `MAIN_<segment id>.ocmpost`. A reader maps the file and
+finds a term by a hash of its key, without Whoosh's term index or its blocks.
+
+Layout (little-endian, each array starting on an 8-byte boundary): MAGIC; the segment id
+(32 bytes, NUL-padded); term, posting and key-byte counts (int64 x3); the CRC-32 of each
+term key, ascending (uint32); for each of those the term's number (int32); per term number
+where its postings start and end (int64, terms + 1) and where its key starts and ends
+(int64, terms + 1); all doc ids (int32, ascending within a term) and weights (float32, as
+Whoosh's writer keeps them); the keys (field name, NUL, the term's bytes) one after the
+other. A file that is missing or does not match its size and segment is not used: the
+scorer decodes Whoosh's blocks as before (same arrays, same scores).
+
+The file is written under a temporary name and renamed when complete, before the segment
+is listed in the index's table of contents; Whoosh deletes it with its segment (its name
+matches Whoosh's segment file pattern). numpy is imported where it is used.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import zlib
+from array import array
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EXT = "ocmpost"
+MAGIC = b"OCMPOST1"
+_SEGMENT_ID_BYTES = 32
+_HEADER = len(MAGIC) + _SEGMENT_ID_BYTES + 3 * 8
+
+
+def term_key(field: str, tbytes: bytes) -> bytes:
+    return field.encode() + b"\x00" + tbytes
+
+
+def _pad(size: int) -> int:
+    return -size % 8
+
+
+def _folder(storage: Any) -> str | None:
+    """The folder of an on-disk, non-compound storage (None for RAM or compound files)."""
+    folder = getattr(storage, "folder", None)
+    return folder if isinstance(folder, str) and folder else None
+
+
+class SavedPostingsWriter:
+    """Collects one segment's terms as its field writer writes them; `write` saves them."""
+
+    def __init__(self) -> None:
+        self._keys: list[bytes] = []
+        self._starts = array("q", [0])
+        self._ids = array("i")
+        self._weights = array("f")
+
+    def add(self, field: str, tbytes: bytes, docnums: Sequence[int],
+            weights: Sequence[float]) -> None:
+        self._keys.append(term_key(field, tbytes))
+        self._ids.extend(docnums)
+        self._weights.extend(weights)
+        self._starts.append(len(self._ids))
+
+    def write(self, storage: Any, segment: Any) -> None:
+        """Saves the file beside the segment's (nothing for a storage without a folder)."""
+        import numpy as np
+
+        folder = _folder(storage)
+        if folder is None:
+            return
+        segid = segment.segment_id().encode()
+        if len(segid) > _SEGMENT_ID_BYTES:
+            return
+        keys = self._keys
+        hashes = np.fromiter((zlib.crc32(k) for k in keys), dtype=np.uint32, count=len(keys))
+        order = np.argsort(hashes, kind="stable").astype(np.int32)
+        key_starts = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)),
+                  out=key_starts[1:])
+        blob = b"".join(keys)
+        header = MAGIC + segid.ljust(_SEGMENT_ID_BYTES, b"\x00") + np.array(
+            [len(keys), len(self._ids), len(blob)], dtype="<i8").tobytes()
+        parts = [header, hashes[order].astype("<u4"), order.astype("<i4"),
+                 np.frombuffer(self._starts, dtype=np.int64).astype("<i8"),
+                 key_starts.astype("<i8"), np.frombuffer(self._ids, dtype=np.int32).astype("<i4"),
+                 np.frombuffer(self._weights, dtype=np.float32).astype("<f4")]
+        name = segment.make_filename("." + EXT)
+        final = os.path.join(folder, name)
+        temporary = final + ".tmp"
+        with open(temporary, "wb") as out:
+            for part in parts:
+                data = part if isinstance(part, bytes) else part.tobytes()
+                out.write(data)
+                out.write(bytes(_pad(len(data))))
+            out.write(blob)
+        os.replace(temporary, final)
+
+
+class SavedPostings:
+    """One segment's saved postings, mapped read-only."""
+
+    def __init__(self, buffer: Any, terms: int, postings: int, keys: int) -> None:
+        import numpy as np
+
+        at = _HEADER
+
+        def take(dtype: str, count: int) -> np.ndarray:
+            nonlocal at
+            found = np.frombuffer(buffer, dtype=dtype, count=count, offset=at)
+            at += found.nbytes + _pad(found.nbytes)
+            return found
+
+        self._hashes = take("<u4", terms)
+        self._order = take("<i4", terms)
+        self._starts = take("<i8", terms + 1)
+        self._key_starts = take("<i8", terms + 1)
+        self._ids = take("<i4", postings)
+        self._weights = take("<f4", postings)
+        self._keys = memoryview(buffer)[at:at + keys]
+
+    @classmethod
+    def open(cls, reader: Any) -> SavedPostings | None:
+        """The saved postings of a Whoosh segment reader's segment; None when there are
+        none, or the file does not belong to the segment or is cut short."""
+        folder = _folder(reader._storage)
+        segment = reader._segment
+        if folder is None or segment.is_compound():
+            return None
+        path = os.path.join(folder, segment.make_filename("." + EXT))
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size < _HEADER:
+                    return None
+                buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        segid = segment.segment_id().encode().ljust(_SEGMENT_ID_BYTES, b"\x00")
+        start = len(MAGIC)
+        if buffer[:start] != MAGIC or buffer[start:start + _SEGMENT_ID_BYTES] != segid:
+            return None
+        at = start + _SEGMENT_ID_BYTES
+        terms, postings, keys = (int.from_bytes(buffer[i:i + 8], "little", signed=True)
+                                 for i in range(at, at + 24, 8))
+        expected = _HEADER
+        for width, count in ((4, terms), (4, terms), (8, terms + 1), (8, terms + 1),
+                             (4, postings), (4, postings)):
+            expected += width * count + _pad(width * count)
+        if min(terms, postings, keys) < 0 or size != expected + keys:
+            return None
+        return cls(buffer, terms, postings, keys)
+
+    def find(self, key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term's doc ids and weights (read-only views of the file); None when the
+        segment does not hold it."""
+        hashes = self._hashes
+        wanted = zlib.crc32(key)
+        # As the array's own type: a Python int would have numpy convert the whole array.
+        at = int(hashes.searchsorted(hashes.dtype.type(wanted)))
+        while at < len(hashes) and hashes[at] == wanted:
+            term = int(self._order[at])
+            if self._keys[self._key_starts[term]:self._key_starts[term + 1]] == key:
+                start, end = self._starts[term], self._starts[term + 1]
+                return self._ids[start:end], self._weights[start:end]
+            at += 1
+        return None

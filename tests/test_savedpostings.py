@@ -1,0 +1,151 @@
+"""Saved postings: what the writer saves beside a segment is what decoding its blocks gives,
+for every term, and a missing or damaged file only means decoding again (same scores)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from whoosh import index
+
+from ocm.indexer import postings, savedpostings
+from ocm.indexer.buildcodec import BuildCodec
+from ocm.indexer.hits import Filters
+from ocm.indexer.savedpostings import EXT, SavedPostings, term_key
+from ocm.indexer.schema import build_schema
+from ocm.project import Project
+
+from .test_buildcodec import _docs
+from .test_postings import QUERIES, _ours, _whoosh, vault_project  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.usefixtures("keyword_only")
+
+
+def _saved_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f"*.{EXT}"))
+
+
+def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
+    """Terms of one posting, of one block and of several (300 documents), in every field,
+    and a second segment written by a later commit: ids and weights equal `_decode`'s."""
+    ix = index.create_in(str(tmp_path), build_schema())
+    for docs in (_docs(300), _docs(40, seed=5)):
+        writer = ix.writer(codec=BuildCodec(), compound=False)
+        for doc in docs:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+    assert len(_saved_files(tmp_path)) == 2
+    assert not list(tmp_path.glob("*.tmp"))
+    with ix.searcher() as searcher:
+        leaves = searcher.ixreader.leaf_readers()
+        assert len(leaves) == 2
+        lengths = set()
+        for reader, _ in leaves:
+            saved = SavedPostings.open(reader)
+            assert saved is not None
+            count = 0
+            for field, tbytes in reader.all_terms():
+                matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
+                ids, weights = postings._decode(matcher)
+                found = saved.find(term_key(field, tbytes))
+                assert found is not None, (field, tbytes)
+                assert found[0].tolist() == ids.tolist(), (field, tbytes)
+                assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
+                lengths.add(len(ids))
+                count += 1
+            assert count > 100
+            assert saved.find(term_key("body", b"no-such-term")) is None
+        assert 1 in lengths and max(lengths) > 128  # one posting and several blocks
+
+
+def test_merged_segment_saved_and_dead_ones_removed(tmp_path: Path) -> None:
+    ix = index.create_in(str(tmp_path), build_schema())
+    for docs in (_docs(30), _docs(30, seed=9)):
+        writer = ix.writer(codec=BuildCodec(), compound=False)
+        for doc in docs:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+    writer = ix.writer(codec=BuildCodec(), compound=False)
+    writer.commit(optimize=True)  # one segment, written from the other two
+    (only,) = _saved_files(tmp_path)
+    with ix.searcher() as searcher:
+        (reader, _), = searcher.ixreader.leaf_readers()
+        assert only.name == reader._segment.make_filename("." + EXT)
+        saved = SavedPostings.open(reader)
+        assert saved is not None
+        matcher = reader._terms.matcher("body", b"alpha", reader.schema["body"].format)
+        found = saved.find(term_key("body", b"alpha"))
+        assert found is not None and found[0].tolist() == postings._decode(matcher)[0].tolist()
+
+
+def _scores(project: Project) -> dict[str, list[tuple[int, float]]]:
+    index = project.refresh(project.vault)
+    return {text: _ours(index, text, Filters()) for text in QUERIES}
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "other segment", "garbage"])
+def test_missing_or_damaged_file_decodes_the_blocks(
+        vault_project: Project, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    index = vault_project.refresh(vault_project.vault)
+    expected = {text: _whoosh(index, text, Filters()) for text in QUERIES}
+    assert _scores(vault_project) == expected
+    folder = Path(index.vault.root) / ".index"
+    files = _saved_files(folder)
+    assert len(files) >= 2
+    index.close()
+    first, second = files[0], files[1]
+    if damage == "missing":
+        first.unlink()
+    elif damage == "truncated":
+        first.write_bytes(first.read_bytes()[:-3])
+    elif damage == "other segment":
+        first.write_bytes(second.read_bytes())
+    else:
+        first.write_bytes(b"\x00" * 200)
+    decoded = []
+    real = postings.SegmentCache._decoded
+
+    def spy(self, reader, segment, field, tbytes):
+        decoded.append(segment)
+        return real(self, reader, segment, field, tbytes)
+
+    monkeypatch.setattr(postings.SegmentCache, "_decoded", spy)
+    assert _scores(vault_project) == expected
+    assert decoded and set(decoded) == {first.name.split(".")[0]}
+
+
+def test_saved_postings_are_used(vault_project: Project,  # noqa: F811
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args):
+        raise AssertionError("decoded although the segment saved its postings")
+
+    index = vault_project.refresh(vault_project.vault)
+    index.close()
+    monkeypatch.setattr(postings.SegmentCache, "_decoded", refuse)
+    index = vault_project.refresh(vault_project.vault)
+    for text in QUERIES:
+        assert _ours(index, text, Filters()) == _whoosh(index, text,
+                                                                 Filters())
+
+
+def test_keys_of_one_hash_told_apart_by_their_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Terms whose key hashes are equal (here: all in three hashes) are found by their
+    bytes, and terms the segment does not hold are not."""
+    monkeypatch.setattr(savedpostings, "zlib", SimpleNamespace(crc32=lambda key: len(key) % 3))
+    ix = index.create_in(str(tmp_path), build_schema())
+    writer = ix.writer(codec=BuildCodec(), compound=False)
+    for doc in _docs(60):
+        writer.add_document(**doc)
+    writer.commit()
+    with ix.searcher() as searcher:
+        (reader, _), = searcher.ixreader.leaf_readers()
+        saved = SavedPostings.open(reader)
+        assert saved is not None
+        for field, tbytes in reader.all_terms():
+            matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
+            found = saved.find(term_key(field, tbytes))
+            assert found is not None
+            assert found[0].tolist() == postings._decode(matcher)[0].tolist()
+        assert saved.find(term_key("body", b"zzz-absent")) is None

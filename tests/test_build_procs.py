@@ -96,3 +96,12 @@ def _children() -> list[str]:
         if parent == str(os.getpid()) and state != "Z":
             found.append(entry.name)
     return found
+
+
+def test_runs_share_the_work_by_size_in_path_order() -> None:
+    from ocm.indexer.index import NOTE_BYTES, _runs
+
+    scan = {f"m{i}": [0, 0] for i in range(6)} | {f"s{i}": [0, 2 * NOTE_BYTES] for i in range(2)}
+    assert _runs(list(scan), scan, 2) == [[f"m{i}" for i in range(6)], ["s0", "s1"]]
+    assert _runs(["a"], {"a": [0, 5]}, 3) == [["a"]]
+    assert _runs([], {}, 2) == [[]]

@@ -56,6 +56,8 @@ MAX_LARGE_SEGMENTS = 12
 WATCH_AFTER_SCANS = 2
 # A full rebuild of at least this many notes is shared among `build_procs` processes.
 FORK_MIN_NOTES = 200
+# The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
+NOTE_BYTES = 1000
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
 
@@ -415,7 +417,8 @@ class NoteIndex:
                progress: Progress | None) -> None:
         """Index every note of `changed` into the new, empty index `ix`. From a
         single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
-        that many runs in path order and each is read, parsed and indexed by a process of
+        that many runs in path order, of about the same size in bytes (a session costs
+        more than a memory), and each is read, parsed and indexed by a process of
         its own (this one takes the first, forked sub-writers the others, one segment
         each), and the segments are committed in that order: the same documents, in the
         same order, as one process would index."""
@@ -425,8 +428,7 @@ class NoteIndex:
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
-        size = -(-len(changed) // procs) if changed else 1
-        runs = [changed[at:at + size] for at in range(0, len(changed), size)] or [[]]
+        runs = _runs(changed, scan, procs)
         keep = len(changed) <= EMBED_READY_MAX
         self._embed_ready = {}
 
@@ -717,6 +719,21 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
         rel for rel in only if rel in known or rel in broken]
     deleted = [rel for rel in gone if rel not in scan]
     return sorted(changed), sorted(set(deleted))
+
+
+def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:
+    """`rels` cut into `count` runs (at least one, none empty but the only one) in their
+    order, of about the same work each: a note's size plus NOTE_BYTES."""
+    total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+    runs: list[list[str]] = [[]]
+    weight = 0
+    for rel in rels:
+        work = scan[rel][1] + NOTE_BYTES
+        if weight + work / 2 > total * len(runs) / count and runs[-1]:
+            runs.append([])
+        runs[-1].append(rel)
+        weight += work
+    return runs
 
 
 def _writer(ix: windex.Index, build: bool = False, lock: bool = True):

@@ -244,3 +244,16 @@ def test_end_to_end_compound_ranks_exact_identifier_first(searcher) -> None:
     # whole-identifier term must make the exact note win.
     hits = _hits(searcher, "embedding_server pool")
     assert hits[0] == "emb"
+
+
+def test_a_long_text_analysed_again_gives_the_same_terms_and_a_list_of_its_own() -> None:
+    from ocm.indexer.analysis import RECENT_MIN_CHARS, CodeAnalyzer
+
+    analyzer = CodeAnalyzer()
+    text = "Retrying the embedding_server.py calls with backoff " * 4
+    assert len(text) >= RECENT_MIN_CHARS
+    first = analyzer.index_terms(text)
+    first.append("mutated")
+    again = analyzer.index_terms(text)
+    assert again == [t.text for t in analyzer(text, mode="index")]
+    assert "mutated" not in again and "backoff" in again

@@ -191,6 +191,13 @@ _TOKENS = re.compile(TOKEN_PATTERN)
 # Memoised expansions are dropped wholesale past this many distinct raw tokens, which
 # bounds the memory of a long-lived process (a 10k-note vault has ~100k of them).
 EXPANSION_CACHE_SIZE = 200_000
+# The terms of this many texts last analysed whole are kept: indexing a note analyses most
+# of its texts twice (a section's text for its chunk's length, then the field holding it;
+# a session's todos for its sketch, then its field).
+RECENT_TEXTS = 32
+# Shorter texts (a word, a query, a title) are analysed again: looking them up costs about
+# as much, and they would push the long ones out.
+RECENT_MIN_CHARS = 80
 
 
 class _Term(NamedTuple):
@@ -242,6 +249,7 @@ class CodeAnalyzer(Analyzer):
         self._stem = lru_cache(maxsize=50_000)(stemmer_for_language("en"))
         self._expanded: dict[str, tuple[_Term, ...]] = {}
         self._indexed: dict[str, tuple[str, ...]] = {}
+        self._recent: dict[str, tuple[str, ...]] = {}
 
     def __getstate__(self) -> dict:
         return {}  # the memos are rebuilt on load, the rest is module constants
@@ -271,6 +279,19 @@ class CodeAnalyzer(Analyzer):
 
     def index_terms(self, value: str) -> list[str]:
         """The texts of the tokens ``self(value, mode="index")`` yields, in order."""
+        if len(value) < RECENT_MIN_CHARS:
+            return self._index_terms(value)
+        recent = self._recent
+        known = recent.get(value)
+        if known is not None:
+            return list(known)
+        out = self._index_terms(value)
+        if len(recent) >= RECENT_TEXTS:
+            recent.clear()
+        recent[value] = tuple(out)
+        return out
+
+    def _index_terms(self, value: str) -> list[str]:
         memo = self._indexed
         out: list[str] = []
         for raw in _TOKENS.findall(value):

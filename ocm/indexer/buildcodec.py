@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
 from operator import itemgetter, sub
 from pickle import dumps
@@ -41,6 +41,8 @@ from whoosh.util.numeric import length_to_byte
 from .savedpostings import SavedPostingsWriter
 
 Posting = tuple[str, bytes, int, float, bytes | None]
+# One term's postings: field, term, docnums, weights, values.
+Terms = tuple[str, bytes, Sequence[int], Sequence[float], Sequence[bytes]]
 
 _FIELD_AND_TERM = itemgetter(0, 1)
 # Whoosh's marker for spelling-only entries in the posting stream (never postings).
@@ -108,31 +110,29 @@ class BulkFieldWriter(W3FieldWriter):
             self._saved = None
             super().add_postings(schema, lengths, items)  # an unusual length source
             return
+        self.add_terms(schema, lengths, _grouped(items))
+
+    def add_terms(self, schema, lengths, terms: Iterable[Terms]) -> None:
+        """Every term's postings, as (field, term bytes, docnums, weights, values) in
+        field then term order, docnums ascending (what ``add_postings`` groups its sorted
+        postings into; a rebuild's writer files them so, ocm/indexer/buildwriter.py)."""
         # Terms with at most this many postings take the one-block shortcut (most terms:
         # at 10k notes two thirds of them occur in a single note). Inlined postings
         # (inlinelimit > 1) would change the layout, so they never do.
         single_block = self._codec._blocklimit if self._codec._inlinelimit <= 1 else 0
         field = None
         field_lengths: Sequence[int] = ()
-        for (fieldname, btext), group in groupby(items, key=_FIELD_AND_TERM):
+        for fieldname, btext, docnums, weights, values in terms:
             if fieldname != field:
                 if field is not None:
                     self.finish_field()
                 field = fieldname
                 self.start_field(fieldname, schema[fieldname])
                 field_lengths = _field_lengths(lengths, fieldname)
-            postings = list(group)
-            if postings[0][2] == _SPELLING_DOCNUM:  # sorted by docnum: markers come first
-                postings = [p for p in postings if p[2] != _SPELLING_DOCNUM]
-                if not postings:
-                    continue
-            _, _, docnums, weights, values = zip(*postings, strict=True)
             if self._saved is not None:
                 self._saved.add(fieldname, btext, docnums, weights)
             lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
                     else [0] * len(docnums))
-            if None in values:  # Whoosh writes a missing value as empty bytes
-                values = tuple(b"" if v is None else v for v in values)
             if len(docnums) <= single_block:
                 self._add_one_block_term(btext, docnums, weights, values, lens)
             else:
@@ -177,6 +177,20 @@ class BulkFieldWriter(W3FieldWriter):
                               maxid=docnums[-1])
         terminfo.set_extent(start, len(block))
         self._tindex.add(pack_ushort(self._fieldid) + btext, terminfo.to_bytes())
+
+
+def _grouped(items: Iterable[Posting]) -> Iterator[Terms]:
+    """Sorted postings grouped by term, without Whoosh's spelling-only markers."""
+    for (fieldname, btext), group in groupby(items, key=_FIELD_AND_TERM):
+        postings = list(group)
+        if postings[0][2] == _SPELLING_DOCNUM:  # sorted by docnum: markers come first
+            postings = [p for p in postings if p[2] != _SPELLING_DOCNUM]
+            if not postings:
+                continue
+        _, _, docnums, weights, values = zip(*postings, strict=True)
+        if None in values:  # Whoosh writes a missing value as empty bytes
+            values = tuple(b"" if v is None else v for v in values)
+        yield fieldname, btext, docnums, weights, values
 
 
 def _mini_weights(weights: array) -> Any:

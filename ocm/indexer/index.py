@@ -11,6 +11,7 @@ another schema version, it is rebuilt from the notes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -54,8 +55,12 @@ MAX_SMALL_SEGMENTS = 4
 MAX_LARGE_SEGMENTS = 12
 # Full scans before the index watches its folders instead (see NoteIndex._scan).
 WATCH_AFTER_SCANS = 2
-# Posting-pool budget of each writer in a full rebuild (Whoosh's estimate, in MB).
-BUILD_POOL_MB = 512
+# A full rebuild of at least this many notes is shared among `build_procs` processes.
+FORK_MIN_NOTES = 200
+# The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
+NOTE_BYTES = 1000
+# A sub-writer reports progress every this many notes.
+TICK_NOTES = 50
 
 Progress = Callable[[int, int], None]
 # What a note's embedding is made of: its words, not its paths or tags.
@@ -343,7 +348,9 @@ class NoteIndex:
             ix = self._create()
             known, broken, report.rebuilt = {}, {}, True
             changed, deleted = _diff(scan, known, broken)
-        if changed or deleted:
+        if report.rebuilt:
+            self._build(ix, scan, changed, known, broken, report, progress)
+        elif changed or deleted:
             self._write(ix, scan, changed, deleted, known, broken, report, progress)
         report.paths = changed + deleted
         if report.paths or not stored or report.rebuilt:
@@ -357,11 +364,11 @@ class NoteIndex:
     def _write(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                deleted: list[str], known: dict[str, list[int]], broken: dict[str, list],
                report: SyncReport, progress: Progress | None) -> None:
-        writer = _writer(ix, procs=self.build_procs if report.rebuilt else 1)
+        writer = _writer(ix)
         # One reader for every delete: `update_document` and a bare `delete_by_term` open a
         # reader over all segments per call (~10 ms each at 10k notes). `path` is the only
         # unique field, so delete-by-path + add is exactly what update_document does.
-        finder = None if report.rebuilt else self._finder(writer)
+        finder = self._finder(writer)
         try:
             for rel in deleted:
                 writer.delete_by_term("path", rel, searcher=finder)
@@ -381,8 +388,7 @@ class NoteIndex:
                     broken[rel] = [sig, problem]
                 else:
                     fields.update(path=rel, sig=sig)
-                    if finder is not None:
-                        writer.delete_by_term("path", rel, searcher=finder)
+                    writer.delete_by_term("path", rel, searcher=finder)
                     writer.add_document(**fields)
                     if rel in known:
                         report.updated += 1
@@ -392,14 +398,11 @@ class NoteIndex:
                     broken.pop(rel, None)
                 if progress is not None:
                     progress(done, len(changed))
-            if report.rebuilt:
-                writer.commit(merge=False)
-            else:
-                if finder is not None and finder is not self._searcher:
-                    finder.close()
-                finder = None
-                writer.commit(mergetype=lambda w, segments: self._merge_small(
-                    w, segments, known))
+            if finder is not self._searcher:
+                finder.close()
+            finder = None
+            writer.commit(mergetype=lambda w, segments: self._merge_small(
+                w, segments, known))
         except BaseException:
             if finder is not None and finder is not self._searcher:
                 with contextlib.suppress(Exception):
@@ -409,6 +412,90 @@ class NoteIndex:
             raise
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
+
+    def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
+               known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
+               progress: Progress | None) -> None:
+        """Index every note of `changed` into the new, empty index `ix`. From a
+        single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
+        that many runs in path order, of about the same size in bytes (a session costs
+        more than a memory), and each is read, parsed and indexed by a process of
+        its own (this one takes the first, forked sub-writers the others, one segment
+        each), and the segments are committed in that order: the same documents, in the
+        same order, as one process would index."""
+        from .subwriters import SubWriter, bind_forks_to_this_process
+
+        procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES else 1
+        if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
+                              and bind_forks_to_this_process()):
+            procs = 1  # forked children could outlive this process, or fork is unsafe
+        runs = _runs(changed, scan, procs)
+        keep = len(changed) <= EMBED_READY_MAX
+        self._embed_ready = {}
+
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken)
+            writer = _writer(ix, build=True, lock=False)
+            try:
+                indexed, failed = self._index_run(
+                    writer, scan, rels, lambda done: done % TICK_NOTES or tick(), False)
+                return writer.finish_part(), indexed, failed
+            except BaseException:
+                writer.cancel()
+                raise
+
+        writer = _writer(ix, build=True)
+        subs: list[SubWriter] = []
+        try:
+            subs = [SubWriter(functools.partial(part, rels)) for rels in runs[1:]]
+            mine = len(runs[0])
+
+            def tick(done: int) -> None:
+                if progress is not None:
+                    progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
+                             len(changed))
+
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, keep)
+            results = [sub.result() for sub in subs]
+            for _, more, more_failed in results:
+                indexed.update(more)
+                failed.update(more_failed)
+            writer.commit_parts([segment for segment, _, _ in results])
+        except BaseException:
+            for sub in subs:
+                sub.kill()
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+        known.update(indexed)
+        broken.update(failed)
+        report.added = len(indexed)
+        if progress is not None and mine < len(changed):
+            progress(len(changed), len(changed))
+        if self._searcher is not None:
+            self._searcher = self._refreshed(ix)
+
+    def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
+                   tick: Callable[[int], object], keep: bool
+                   ) -> tuple[dict[str, list[int]], dict[str, list]]:
+        """Read and index the notes `rels` with `writer` (a build's); (the signature of
+        each indexed note, [signature, problem] of each broken one). `tick(done)` after
+        each note (a sub-writer's `tick()` every TICK_NOTES); `keep`: their fields stay for
+        their embeddings."""
+        indexed: dict[str, list[int]] = {}
+        failed: dict[str, list] = {}
+        for done, rel in enumerate(rels, 1):
+            fields, problem = self._fields(rel)
+            sig = list(scan[rel])
+            if fields is None:
+                failed[rel] = [sig, problem]
+            else:
+                if keep:
+                    self._embed_ready[rel] = fields
+                fields.update(path=rel, sig=sig)
+                writer.add_document(**fields)
+                indexed[rel] = sig
+            tick(done)
+        return indexed, failed
 
     def _finder(self, writer):  # -> whoosh.searching.Searcher
         """A searcher over exactly the segments the writer started from, to find the
@@ -635,12 +722,27 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
     return sorted(changed), sorted(set(deleted))
 
 
-def _writer(ix: windex.Index, procs: int = 1):
-    """A writer, waiting for another process's; `procs>1` only for a full rebuild from a
-    single-threaded process (the CLI): it forks, which is unsafe in threaded hosts."""
-    # Imported here: only writes need them (the sub-writers load ctypes and signal).
+def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:
+    """`rels` cut into `count` runs (at least one, none empty but the only one) in their
+    order, of about the same work each: a note's size plus NOTE_BYTES."""
+    total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+    runs: list[list[str]] = [[]]
+    weight = 0
+    for rel in rels:
+        work = scan[rel][1] + NOTE_BYTES
+        if weight + work / 2 > total * len(runs) / count and runs[-1]:
+            runs.append([])
+        runs[-1].append(rel)
+        weight += work
+    return runs
+
+
+def _writer(ix: windex.Index, build: bool = False, lock: bool = True):
+    """A writer, waiting for another process's. `build`: a full rebuild's, into a new
+    segment of the empty index (ocm/indexer/buildwriter.py); `lock=False` for a sub-writer
+    of a build whose parent holds the lock."""
+    # Imported here: only writes need them.
     from .buildcodec import BuildCodec
-    from .subwriters import bind_forks_to_this_process
 
     deadline = time.monotonic() + WRITER_TIMEOUT_S
     # One file per part of a segment instead of Whoosh's compound file: opening a compound
@@ -649,20 +751,15 @@ def _writer(ix: windex.Index, procs: int = 1):
     # BuildCodec: the same files as Whoosh's default codec with less work per posting
     # (rebuilds 2x faster; a 10-note commit at 10k notes ~84 ms of CPU instead of ~105).
     kwargs: dict = {"compound": False, "codec": BuildCodec()}
-    # Forked sub-writers must die with this process: a `kill -9` would otherwise leave them
-    # waiting on their queue forever, holding the caller's stdout open (`subwriters.py`).
-    # Where that cannot be promised, build in this process.
-    if (procs > 1 and threading.active_count() == 1 and hasattr(os, "fork")
-            and bind_forks_to_this_process()):
-        # Each sub-writer sorts its postings in memory up to this estimate, then spills
-        # sorted runs to disk and merges them at commit: at Whoosh's default (128) a
-        # 10k-note build spilled several runs, and pickling, reloading and heap-merging
-        # every posting took ~30 % of the build. Peak memory is about this much per
-        # sub-writer, a process that ends with the build; long-lived hosts, which build in
-        # their own process, keep the default.
-        kwargs.update(procs=procs, multisegment=True, limitmb=BUILD_POOL_MB)
+    if build:
+        from .buildwriter import BuildWriter
+
+        if not lock:
+            return BuildWriter(ix, _lk=False, **kwargs)
     while True:
         try:
+            if build:
+                return BuildWriter(ix, timeout=2.0, delay=0.05, **kwargs)
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)
         except LockError:
             if time.monotonic() > deadline:

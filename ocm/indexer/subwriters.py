@@ -1,23 +1,33 @@
-"""Sub-writers of a multi-process rebuild die with the process that forked them.
+"""Sub-writers of a multi-process rebuild: forked processes, each indexing its share of
+the notes (reading and parsing them too) into a segment of its own, that die with the
+process that forked them.
 
-Whoosh's multi-process writer forks sub-writers that wait on a queue for their next batch.
-If the parent is killed (`kill -9` of `ocm rebuild-index`), nothing ever arrives: they wait
-forever, holding the caller's stdout pipe open, so a script reading `--json` never sees EOF.
-On Linux each process forked after `bind_forks_to_this_process()` asks the kernel to SIGKILL
-it when its parent dies (`prctl(PR_SET_PDEATHSIG)`); where that cannot be promised the
-caller does not fork at all.
+A sub-writer killed with its parent cannot hold the caller's stdout pipe open (`kill -9` of
+`ocm rebuild-index --json` must reach EOF for a script reading it): on Linux each process
+forked after `bind_forks_to_this_process()` asks the kernel to SIGKILL it when its parent
+dies (`prctl(PR_SET_PDEATHSIG)`); where that cannot be promised the caller does not fork.
+
+A :class:`SubWriter` runs one function in a forked child and hands back what it returned
+(pickled through a pipe), and counts the ticks the child sends as it goes (progress).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
+import pickle
 import signal
 import sys
+import traceback
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 _PR_SET_PDEATHSIG = 1
+# What a sub-writer sends its parent: a tick per step of progress, then one of these
+# followed by the pickled result or the text of the error it ended on.
+_TICK, _RESULT, _ERROR = b".", b"R", b"E"
 # The pid that is about to fork, set in the parent just before each fork.
 _forker = 0
 
@@ -58,3 +68,97 @@ def bind_forks_to_this_process() -> bool:
         return False
     _register()
     return True
+
+
+class SubWriterError(RuntimeError):
+    """A sub-writer failed (its error's text) or died."""
+
+
+class SubWriter:
+    """`work(tick)` run in a forked child (call only after `bind_forks_to_this_process()`
+    said True, from a single-threaded process); `result()` waits for what it returned."""
+
+    def __init__(self, work: Callable[[Callable[[], None]], Any]) -> None:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read)
+            _run_child(work, write)
+        os.close(write)
+        os.set_blocking(read, False)
+        self.pid = pid
+        self._pipe = read
+        self._data = bytearray()
+        self._ticks = 0
+        self._ended = False
+
+    def ticks(self) -> int:
+        """How many ticks the child sent so far (reads what is there, never waits)."""
+        if not self._ended:
+            try:
+                while chunk := os.read(self._pipe, 65536):
+                    self._take(chunk)
+                else:
+                    self._ended = True
+            except BlockingIOError:
+                pass
+        return self._ticks
+
+    def _take(self, chunk: bytes) -> None:
+        if not self._data:  # ticks come first, then the one message
+            rest = chunk.lstrip(_TICK)
+            self._ticks += len(chunk) - len(rest)
+            chunk = rest
+        self._data += chunk
+
+    def _close(self) -> None:
+        if self._pipe >= 0:
+            os.close(self._pipe)
+            self._pipe = -1
+        self._ended = True
+
+    def result(self) -> Any:
+        """Wait for the child to end; what `work` returned, or SubWriterError."""
+        try:
+            if not self._ended:
+                os.set_blocking(self._pipe, True)
+                while chunk := os.read(self._pipe, 1 << 20):
+                    self._take(chunk)
+        finally:
+            self._close()
+        _, status = os.waitpid(self.pid, 0)
+        data = bytes(self._data)
+        if data[:1] == _RESULT and os.waitstatus_to_exitcode(status) == 0:
+            return pickle.loads(data[1:])
+        if data[:1] == _ERROR:
+            raise SubWriterError(data[1:].decode("utf-8", "replace"))
+        raise SubWriterError(f"a sub-writer died (exit status "
+                             f"{os.waitstatus_to_exitcode(status)})")
+
+    def kill(self) -> None:
+        """End the child (when its parent gives up on the build) and reap it."""
+        self._close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _run_child(work: Callable[[Callable[[], None]], Any], pipe: int) -> NoReturn:
+    code = 1
+    try:
+        result = work(lambda: _write_all(pipe, _TICK))
+        _write_all(pipe, _RESULT + pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent raises it
+        with contextlib.suppress(BaseException):  # else the parent reports a death
+            _write_all(pipe, _ERROR + traceback.format_exc().encode("utf-8", "replace"))
+    finally:
+        os._exit(code)
+
+
+def _write_all(pipe: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(pipe, view):]

@@ -1,0 +1,107 @@
+"""A rebuild shared among forked sub-writers indexes what one process indexes, in the same
+order, and reports its progress and broken notes the same way."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from whoosh import index
+
+from ocm.indexer.index import FORK_MIN_NOTES
+from ocm.project import Project
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="sub-writers are bound with prctl (Linux only)")
+
+NOTES = FORK_MIN_NOTES + 40
+NOW = datetime(2030, 1, 1)  # naive, as the notes' dates are
+
+
+def _fill(project: Project) -> str:
+    template = project.remember("Kafka consumers commit offsets after the write.", "gotcha",
+                               title="Kafka offsets").path
+    text = template.read_text()
+    for i in range(NOTES):
+        body = f"Note {i}: " + " ".join(f"word{(i * 7 + j) % 397}" for j in range(60))
+        note = text.replace(template.stem, f"bulk-{i:04d}").replace(
+            "Kafka consumers commit offsets after the write.", body)
+        (template.parent / f"bulk-{i:04d}.md").write_text(note)
+    # A broken note in the last run (a sub-writer's): unreadable frontmatter.
+    broken = template.parent / "zz-broken.md"
+    broken.write_text("---\nid: [unclosed\n---\nbody\n")
+    return broken.relative_to(project.vault.root).as_posix()
+
+
+def _rebuild(project: Project, procs: int) -> tuple:
+    calls: list[tuple[int, int]] = []
+    report = project.rebuild_index(progress=lambda done, total: calls.append((done, total)),
+                                   procs=procs)
+    ix = index.open_dir(str(project.vault.index_dir))
+    segments = len(ix._read_toc().segments)
+    with ix.searcher() as searcher:
+        stored = [(s["path"], s["sig"], s["chunks"]) for s in searcher.all_stored_fields()]
+    # A fixed clock: recency weighs in the scores.
+    hits = [[(h.path, h.score) for h in project.search(q, limit=20, now=NOW)]
+            for q in ("word17 word42", "kafka offsets", "note 123", "word3")]
+    return report, calls, segments, stored, hits
+
+
+def test_two_processes_index_what_one_does(project: Project) -> None:
+    broken = _fill(project)
+    one = _rebuild(project, 1)
+    two = _rebuild(project, 2)
+    assert (one[2], two[2]) == (1, 2)  # one segment, then one per process
+    assert two[0].added == one[0].added == NOTES + 1
+    assert list(two[0].broken) == list(one[0].broken) == [broken]
+    assert two[3] == one[3]  # the same documents, in the same order
+    assert two[4] == one[4] and all(two[4])
+    for calls in (one[1], two[1]):
+        assert calls[-1] == (NOTES + 2, NOTES + 2)
+        assert [done for done, _ in calls] == sorted(done for done, _ in calls)
+
+
+def test_a_failing_sub_writer_fails_the_build_and_leaves_no_child(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer import buildwriter
+
+    _fill(project)
+    project.rebuild_index(procs=1)
+    parent = os.getpid()
+    original = buildwriter.BuildWriter.finish_part
+
+    def failing(self):  # only in the forked sub-writer
+        if os.getpid() != parent:
+            raise RuntimeError("disk full")
+        return original(self)
+
+    monkeypatch.setattr(buildwriter.BuildWriter, "finish_part", failing)
+    monkeypatch.setenv("OCM_DEBUG", "1")  # the error itself, not the repair by a rebuild
+    with pytest.raises(Exception, match="disk full"):
+        project.rebuild_index(procs=2)
+    assert not _children()
+
+
+def _children() -> list[str]:
+    """This process's live (not zombie) children."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if parent == str(os.getpid()) and state != "Z":
+            found.append(entry.name)
+    return found
+
+
+def test_runs_share_the_work_by_size_in_path_order() -> None:
+    from ocm.indexer.index import NOTE_BYTES, _runs
+
+    scan = {f"m{i}": [0, 0] for i in range(6)} | {f"s{i}": [0, 2 * NOTE_BYTES] for i in range(2)}
+    assert _runs(list(scan), scan, 2) == [[f"m{i}" for i in range(6)], ["s0", "s1"]]
+    assert _runs(["a"], {"a": [0, 5]}, 3) == [["a"]]
+    assert _runs([], {}, 2) == [[]]

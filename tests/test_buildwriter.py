@@ -1,0 +1,68 @@
+"""A rebuild's BuildWriter writes the very files Whoosh's SegmentWriter writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from whoosh import index
+from whoosh.codec.whoosh3 import W3Codec
+from whoosh.fields import TEXT, Schema
+
+from ocm.indexer.buildwriter import BuildWriter
+from ocm.indexer.schema import build_schema
+
+from .test_buildcodec import _docs
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    # Segment files are named MAIN_<random segment id>.<part>: compare by part.
+    return {path.name.split(".", 1)[1]: path.read_bytes() for path in folder.iterdir()
+            if path.name.startswith("MAIN_") and path.suffix in (".trm", ".pst", ".col")}
+
+
+def _stock(folder: Path, docs: list[dict]) -> dict[str, bytes]:
+    folder.mkdir()
+    writer = index.create_in(str(folder), build_schema()).writer(codec=W3Codec(),
+                                                                 compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit()
+    return _files(folder)
+
+
+# 300 documents put some terms over the 128-posting block limit (several blocks).
+@pytest.mark.parametrize("count", [1, 7, 300])
+def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
+    docs = _docs(count)
+    stock = _stock(tmp_path / "stock", docs)
+    (tmp_path / "build").mkdir()
+    writer = BuildWriter(index.create_in(str(tmp_path / "build"), build_schema()),
+                         compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit_parts([])
+    assert {"trm", "pst", "_body_len.col", "date.col"} <= set(stock)
+    assert _files(tmp_path / "build") == stock
+
+
+def test_parts_commit_as_consecutive_segments(tmp_path: Path) -> None:
+    docs = _docs(40)
+    ix = index.create_in(str(tmp_path), build_schema())
+    first = BuildWriter(ix, compound=False)
+    second = BuildWriter(ix, compound=False, _lk=False)
+    for doc in docs[20:]:
+        second.add_document(**doc)
+    part = second.finish_part()
+    for doc in docs[:20]:
+        first.add_document(**doc)
+    first.commit_parts([part])
+    with index.open_dir(str(tmp_path)).searcher() as searcher:
+        assert [s["path"] for s in searcher.all_stored_fields()] == [d["path"] for d in docs]
+        assert searcher.doc_count() == 40
+
+
+def test_refuses_fields_it_cannot_index(tmp_path: Path) -> None:
+    ix = index.create_in(str(tmp_path), Schema(body=TEXT(vector=True)))
+    with pytest.raises(ValueError, match="body"):
+        BuildWriter(ix)

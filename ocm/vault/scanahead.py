@@ -50,6 +50,11 @@ def start(root: str) -> None:
     _AHEAD[root] = (proc, fd)
 
 
+def started(root: str) -> bool:
+    """Whether a listing of `root` is under way (or done) and not yet taken."""
+    return root in _AHEAD
+
+
 def take(root: str) -> bytes | None:
     """The listing started for `root`, once; None when none was started or `find` failed
     (an unreadable folder, a `find` without `-printf`)."""

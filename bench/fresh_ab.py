@@ -1,0 +1,143 @@
+"""A fresh `ocm search --json` process, two `ocm` scripts A/B on one kept vault, interleaved.
+
+    python bench/fresh_ab.py --dir DIR --a OCM_A --b OCM_B [--rounds 15] [--edits 4] [--json]
+
+DIR is what `bench/peers.py --keep DIR` (or `bench/perf.py --keep DIR`) left: `ocm/project`
+with its vault and `ocm/home`. Each round runs A then B (B then A on odd rounds) on the same
+query, the exact command `peers.py` times for `fresh_search_ms` (`ocm search --vault VAULT
+--json WORDS`, perf.py's environment, in the project folder); rounds take perf.py's queries
+from the 41st on, as peers.py does. Reported per script: median wall ms and median CPU ms of
+the process and its children (the `find` listing included). Every round also checks that
+both printed the same JSON.
+
+`--edits N`: then N times, a note rewritten the way an editor does (perf.py's
+`_touch_notes`), a new note and a deleted note, each followed by a search of a word the
+change holds, by A and B in turn (first A, then B, then the other way round): both outputs
+must be the same (the first of the two brings the index up to date, the second searches it
+as it is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+import perf  # noqa: E402  (bench/perf.py: the queries, the environment, the edits)
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+class Fresh:
+    def __init__(self, workdir: Path) -> None:
+        bench = perf.Bench(0, workdir / "ocm")
+        self.vault, self.cwd, self.env = bench.vault, bench.project_dir, bench.env
+
+    def search(self, ocm: str, query: str) -> tuple[float, float, str]:
+        """(wall s, CPU s, stdout) of one fresh process."""
+        cpu = _children_cpu()
+        t0 = time.perf_counter()
+        done = subprocess.run([ocm, "search", "--vault", str(self.vault), "--json",
+                               *query.split()], env=self.env, cwd=self.cwd,
+                              capture_output=True, text=True, check=False, timeout=600)
+        wall = time.perf_counter() - t0
+        if done.returncode != 0:
+            raise RuntimeError(f"{ocm} search {query!r} failed: {done.stderr[-600:]}")
+        return wall, _children_cpu() - cpu, done.stdout
+
+
+def _edits(fresh: Fresh, scripts: list[str], count: int, seed: int) -> int:
+    """Changed notes searched by both scripts in turn; the number of outputs compared."""
+    rng = random.Random(seed)
+    notes = sorted(p.relative_to(fresh.vault).as_posix()
+                   for p in (fresh.vault / "memories").rglob("*.md"))
+    compared = 0
+    for turn in range(count):
+        order = scripts if turn % 2 == 0 else scripts[::-1]
+        edited, deleted = rng.sample(notes, 2)
+        word = f"zqedit{turn}x{rng.getrandbits(24):06x}"
+        perf._touch_notes(fresh.vault, [edited], rng, turn)
+        path = fresh.vault / edited
+        path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + f"\n{word}\n",
+                        encoding="utf-8")
+        added = Path(edited).parent / f"zz-fresh-ab-{turn}-{rng.getrandbits(24):06x}.md"
+        (fresh.vault / added).write_text(
+            f"---\nid: {added.stem}\ntype: gotcha\ntitle: Added {word}\nstatus: active\n"
+            f"scope: project\n---\n\n{word} added by hand\n", encoding="utf-8")
+        gone = (fresh.vault / deleted).read_text(encoding="utf-8")
+        (fresh.vault / deleted).unlink()
+        notes.remove(deleted)
+        outputs = [fresh.search(ocm, word)[2] for ocm in order]
+        found = json.loads(outputs[0])
+        if outputs[0] != outputs[1]:
+            raise SystemExit(f"edit {turn}: the two outputs differ for {word!r}")
+        if f"Added {word}" not in {h["title"] for h in found} or len(found) < 2:
+            raise SystemExit(f"edit {turn}: {word!r} found {[h['title'] for h in found]}")
+        gone_title = next((line[7:] for line in gone.splitlines()
+                           if line.startswith("title: ")), None)
+        if gone_title:
+            outputs = [fresh.search(ocm, gone_title)[2] for ocm in order[::-1]]
+            if outputs[0] != outputs[1]:
+                raise SystemExit(f"edit {turn}: outputs differ for the deleted {gone_title!r}")
+            if any(h["markdown_path"].endswith(deleted) for h in json.loads(outputs[0])):
+                raise SystemExit(f"edit {turn}: the deleted {deleted} was found")
+        compared += 2
+    return compared
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dir", type=Path, required=True)
+    parser.add_argument("--a", required=True, help="the `ocm` script of A")
+    parser.add_argument("--b", required=True, help="the `ocm` script of B")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--edits", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    fresh = Fresh(args.dir)
+    queries = perf.make_queries()
+    scripts = [args.a, args.b]
+    for ocm in scripts:  # one search each first: derived files written, caches warm
+        fresh.search(ocm, queries[0])
+    times: dict[str, list[tuple[float, float]]] = {ocm: [] for ocm in scripts}
+    for round_no in range(args.rounds):
+        query = queries[40 + round_no % (len(queries) - 40)]
+        outputs = []
+        for ocm in scripts if round_no % 2 == 0 else scripts[::-1]:
+            wall, cpu, out = fresh.search(ocm, query)
+            times[ocm].append((wall, cpu))
+            outputs.append(out)
+        if outputs[0] != outputs[1]:
+            raise SystemExit(f"round {round_no}: the outputs differ for {query!r}")
+    result = {
+        name: {"wall_ms": round(1000 * statistics.median(w for w, _ in times[ocm]), 1),
+               "cpu_ms": round(1000 * statistics.median(c for _, c in times[ocm]), 1)}
+        for name, ocm in (("a", args.a), ("b", args.b))}
+    result["rounds"] = args.rounds
+    result["same_output"] = args.rounds
+    result["load"] = os.getloadavg()[0]
+    if args.edits:
+        result["edits_compared"] = _edits(fresh, scripts, args.edits, args.seed)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for name in ("a", "b"):
+            print(f"{name}: wall {result[name]['wall_ms']} ms, cpu {result[name]['cpu_ms']} ms")
+        print(f"rounds {args.rounds}, load {result['load']:.1f}")
+
+
+if __name__ == "__main__":
+    main()

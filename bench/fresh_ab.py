@@ -1,14 +1,19 @@
-"""A fresh `ocm search --json` process, two `ocm` scripts A/B on one kept vault, interleaved.
+"""A fresh `ocm search --json` process, two checkouts A/B on one kept vault, interleaved.
 
-    python bench/fresh_ab.py --dir DIR --a OCM_A --b OCM_B [--rounds 15] [--edits 4] [--json]
+    python bench/fresh_ab.py --dir DIR --a CHECKOUT_A --b CHECKOUT_B [--rounds 15] [--edits 4]
+                             [--ocm SCRIPT] [--json]
 
 DIR is what `bench/peers.py --keep DIR` (or `bench/perf.py --keep DIR`) left: `ocm/project`
 with its vault and `ocm/home`. Each round runs A then B (B then A on odd rounds) on the same
 query, the exact command `peers.py` times for `fresh_search_ms` (`ocm search --vault VAULT
 --json WORDS`, perf.py's environment, in the project folder); rounds take perf.py's queries
-from the 41st on, as peers.py does. Reported per script: median wall ms and median CPU ms of
-the process and its children (the `find` listing included). Every round also checks that
-both printed the same JSON.
+from the 41st on, as peers.py does. Both run the same `ocm` script (`--ocm`, default this
+interpreter's) with `PYTHONPATH` set to their checkout: one venv, one installed WordLlama.
+(Two venvs each have their own copy of the tokenizer JSON, with its own mtime, and the
+tokenizer table cached in `.index/` is keyed by it: each process would parse the JSON again
+and rewrite the table the other one wrote.) Reported per checkout: median wall ms and median
+CPU ms of the process and its children (the `find` listing included). Every round also
+checks that both printed the same JSON.
 
 `--edits N`: then N times, a note rewritten the way an editor does (perf.py's
 `_touch_notes`), a new note and a deleted note, each followed by a search of a word the
@@ -41,20 +46,22 @@ def _children_cpu() -> float:
 
 
 class Fresh:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, ocm: str) -> None:
         bench = perf.Bench(0, workdir / "ocm")
         self.vault, self.cwd, self.env = bench.vault, bench.project_dir, bench.env
+        self.ocm = ocm
 
-    def search(self, ocm: str, query: str) -> tuple[float, float, str]:
-        """(wall s, CPU s, stdout) of one fresh process."""
+    def search(self, checkout: str, query: str) -> tuple[float, float, str]:
+        """(wall s, CPU s, stdout) of one fresh process running `checkout`'s code."""
         cpu = _children_cpu()
         t0 = time.perf_counter()
-        done = subprocess.run([ocm, "search", "--vault", str(self.vault), "--json",
-                               *query.split()], env=self.env, cwd=self.cwd,
-                              capture_output=True, text=True, check=False, timeout=600)
+        done = subprocess.run([self.ocm, "search", "--vault", str(self.vault), "--json",
+                               *query.split()], env={**self.env, "PYTHONPATH": checkout},
+                              cwd=self.cwd, capture_output=True, text=True, check=False,
+                              timeout=600)
         wall = time.perf_counter() - t0
         if done.returncode != 0:
-            raise RuntimeError(f"{ocm} search {query!r} failed: {done.stderr[-600:]}")
+            raise RuntimeError(f"{checkout} search {query!r} failed: {done.stderr[-600:]}")
         return wall, _children_cpu() - cpu, done.stdout
 
 
@@ -79,7 +86,7 @@ def _edits(fresh: Fresh, scripts: list[str], count: int, seed: int) -> int:
         gone = (fresh.vault / deleted).read_text(encoding="utf-8")
         (fresh.vault / deleted).unlink()
         notes.remove(deleted)
-        outputs = [fresh.search(ocm, word)[2] for ocm in order]
+        outputs = [fresh.search(checkout, word)[2] for checkout in order]
         found = json.loads(outputs[0])
         if outputs[0] != outputs[1]:
             raise SystemExit(f"edit {turn}: the two outputs differ for {word!r}")
@@ -88,7 +95,7 @@ def _edits(fresh: Fresh, scripts: list[str], count: int, seed: int) -> int:
         gone_title = next((line[7:] for line in gone.splitlines()
                            if line.startswith("title: ")), None)
         if gone_title:
-            outputs = [fresh.search(ocm, gone_title)[2] for ocm in order[::-1]]
+            outputs = [fresh.search(checkout, gone_title)[2] for checkout in order[::-1]]
             if outputs[0] != outputs[1]:
                 raise SystemExit(f"edit {turn}: outputs differ for the deleted {gone_title!r}")
             if any(h["markdown_path"].endswith(deleted) for h in json.loads(outputs[0])):
@@ -100,32 +107,34 @@ def _edits(fresh: Fresh, scripts: list[str], count: int, seed: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", type=Path, required=True)
-    parser.add_argument("--a", required=True, help="the `ocm` script of A")
-    parser.add_argument("--b", required=True, help="the `ocm` script of B")
+    parser.add_argument("--a", required=True, help="checkout A (put on PYTHONPATH)")
+    parser.add_argument("--b", required=True, help="checkout B")
+    parser.add_argument("--ocm", default=str(Path(sys.executable).parent / "ocm"),
+                        help="the `ocm` script both run")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--edits", type=int, default=0)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    fresh = Fresh(args.dir)
+    fresh = Fresh(args.dir, args.ocm)
     queries = perf.make_queries()
     scripts = [args.a, args.b]
-    for ocm in scripts:  # one search each first: derived files written, caches warm
-        fresh.search(ocm, queries[0])
-    times: dict[str, list[tuple[float, float]]] = {ocm: [] for ocm in scripts}
+    for checkout in scripts:  # one search each first: derived files written, caches warm
+        fresh.search(checkout, queries[0])
+    times: dict[str, list[tuple[float, float]]] = {checkout: [] for checkout in scripts}
     for round_no in range(args.rounds):
         query = queries[40 + round_no % (len(queries) - 40)]
         outputs = []
-        for ocm in scripts if round_no % 2 == 0 else scripts[::-1]:
-            wall, cpu, out = fresh.search(ocm, query)
-            times[ocm].append((wall, cpu))
+        for checkout in scripts if round_no % 2 == 0 else scripts[::-1]:
+            wall, cpu, out = fresh.search(checkout, query)
+            times[checkout].append((wall, cpu))
             outputs.append(out)
         if outputs[0] != outputs[1]:
             raise SystemExit(f"round {round_no}: the outputs differ for {query!r}")
     result = {
-        name: {"wall_ms": round(1000 * statistics.median(w for w, _ in times[ocm]), 1),
-               "cpu_ms": round(1000 * statistics.median(c for _, c in times[ocm]), 1)}
-        for name, ocm in (("a", args.a), ("b", args.b))}
+        name: {"wall_ms": round(1000 * statistics.median(w for w, _ in times[checkout]), 1),
+               "cpu_ms": round(1000 * statistics.median(c for _, c in times[checkout]), 1)}
+        for name, checkout in (("a", args.a), ("b", args.b))}
     result["rounds"] = args.rounds
     result["same_output"] = args.rounds
     result["load"] = os.getloadavg()[0]

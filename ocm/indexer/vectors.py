@@ -78,8 +78,8 @@ class VectorStore:
         self._parts: list[int] = []
         self.part_matrix: Any = None
         # Read from the file but not yet made lists: "paths" (bytes), "sigs", "parts", and
-        # "order" (row numbers in path order) while "paths" is there; "ends": where each
-        # path ends in "paths", "starts": where each note's section rows start.
+        # "order" (row numbers in path order) and "ends" (where each path ends in "paths")
+        # while "paths" is there; "starts": where each note's section rows start.
         self._raw: dict[str, Any] = {}
         self._row_of: dict[str, int] | None = None  # made on first use
         self._part_start_of: list[int] | None = None
@@ -122,11 +122,7 @@ class VectorStore:
         blob = self._raw.get("paths")
         if blob is None:
             return self.paths[row]
-        import numpy as np
-
-        ends = self._raw.get("ends")
-        if ends is None:
-            ends = self._raw["ends"] = np.append(np.flatnonzero(blob == 0), len(blob))
+        ends = self._raw["ends"]
         start = int(ends[row - 1]) + 1 if row else 0
         return blob[start:int(ends[row])].tobytes().decode("utf-8", "surrogatepass")
 
@@ -237,10 +233,12 @@ class VectorStore:
                 matrix, part_matrix = _member(stored, "rows"), _member(stored, "part_rows")
                 raw = {name: _member(stored, name) for name in ("paths", "sigs", "parts")}
                 count = len(raw["sigs"])
+                blob = raw["paths"]
+                raw["ends"] = np.append(np.flatnonzero(blob == 0), len(blob))
                 if not (matrix.shape == (count, DIM) and raw["sigs"].shape == (count, 2)
                         and raw["parts"].shape == (count,)
                         and part_matrix.shape == (int(raw["parts"].sum()), DIM)
-                        and raw["paths"].tobytes().count(b"\0") == max(count - 1, 0)):
+                        and len(raw["ends"]) == max(count, 1)):
                     raise ValueError("vectors file does not hold together")
                 # The path order, where the file has it (a writer before it did not).
                 if "order.npy" in stored.namelist():

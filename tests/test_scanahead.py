@@ -165,6 +165,19 @@ def test_a_search_runs_while_the_listing_is_taken_and_stands_when_nothing_change
     assert scanahead.take(str(root)) is None
 
 
+def test_without_memory_files_a_search_checks_first_as_before(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    monkeypatch.delattr(os, "memfd_create")  # not Linux: no listing is started
+    said = _spy_confirm(monkeypatch)
+    assert _ahead_search(root, project, "kafka") == _after_check(project, "kafka")
+    assert said == []
+
+
 @pytest.mark.parametrize("change", ["edited", "added", "deleted"])
 def test_a_search_ahead_of_a_changed_vault_is_the_search_after_the_check(
         project: Project, monkeypatch: pytest.MonkeyPatch, change: str) -> None:

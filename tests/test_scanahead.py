@@ -178,6 +178,28 @@ def test_without_memory_files_a_search_checks_first_as_before(
     assert said == []
 
 
+def test_a_find_that_failed_at_once_is_not_searched_ahead_of(
+        project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    # A `find` that does not know -printf (busybox) refuses its arguments and exits.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "find").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "find").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    said = _spy_confirm(monkeypatch)
+    scanahead.start(str(root))
+    scanahead._AHEAD[str(root)][0].wait()
+    assert not scanahead.started(str(root))
+    assert [h.to_json() for h in Project.open(cwd=project.root).search("kafka")] == (
+        _after_check(project, "kafka"))
+    assert said == [] and scanahead.take(str(root)) is None
+
+
 @pytest.mark.parametrize("change", ["edited", "added", "deleted"])
 def test_a_search_ahead_of_a_changed_vault_is_the_search_after_the_check(
         project: Project, monkeypatch: pytest.MonkeyPatch, change: str) -> None:

@@ -51,8 +51,10 @@ def start(root: str) -> None:
 
 
 def started(root: str) -> bool:
-    """Whether a listing of `root` is under way (or done) and not yet taken."""
-    return root in _AHEAD
+    """Whether a listing of `root` is under way or done, not failed (a `find` without
+    `-printf` stops at once), and not yet taken."""
+    got = _AHEAD.get(root)
+    return got is not None and got[0].poll() in (None, 0)
 
 
 def take(root: str) -> bytes | None:

@@ -309,6 +309,10 @@ class Project:
 
         if not journal.pending(self.vault.root):
             return
+        from ocm.vault import scanahead
+
+        # The notes change now: a listing of them taken ahead may hold them as they were.
+        scanahead.discard(str(self.vault.root))
         try:
             report = journal.fold(self.vault)
         except Exception as exc:  # noqa: BLE001 - a hook buffer must never break a read
@@ -638,47 +642,75 @@ class Project:
             tag=req.tag, include_resolved=req.include_resolved,
             author=req.author)
         self.applied_filters = _described(filters, parsed, soft_window)
-        per_vault: list[list[Hit]] = []
         vaults = self._vaults(req.scope)
-        indexes: list[NoteIndex] = []
-        for vault in vaults:
-            index = self.refresh(vault)
-            indexes.append(index)
-            try:
-                found = engine.candidates(index, text, parsed.paths, filters,
-                                          explain=req.explain)
-            except OcmError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt, not fatal
-                notice = f"ocm: search index was damaged ({type(exc).__name__}); rebuilt it"
-                self.notices.append(notice)
-                index.close()
-                index.sync(force_rebuild=True)
-                found = engine.candidates(index, text, parsed.paths, filters,
-                                          explain=req.explain)
-            per_vault.append(_one_copy(found))
-        if req.scope == "global" and ranked:
-            hits = _on_one_scale(per_vault)
-        else:
-            hits = [hit for found in per_vault for hit in found]
-        if not ranked:
-            hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-        if ranked:
-            from ocm.indexer.embed import failure_notice
+        # A one-shot search whose notes are still being listed ahead (ocm/cli/searching.py)
+        # searches the index as it stands meanwhile and keeps what it found when the
+        # listing says nothing changed; else the index is brought up to date and searched
+        # again, so the hits are always a search after the check.
+        from ocm.vault import journal
 
-            notice = failure_notice(self.vault.root)
-            if notice:
-                self.notices.append(notice)
-        listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
-        ranked_hits = engine.rank(hits, when, listed, ranked=ranked,
-                                  priors=engine.intent_priors(req.query or ""),
-                                  window=soft_window)
-        self._mark_stale(ranked_hits, vaults)
-        if not ranked:
-            return ranked_hits
-        if not req.group:
-            return engine.chunk_hits(ranked_hits, text, indexes, req.limit)
-        return engine.grouped_hits(ranked_hits, text, indexes, req.limit)
+        presumed = [] if journal.pending(self.vault.root) else [
+            index for vault in vaults if (index := self.index_for(vault)).presume()]
+
+        def searched(fresh: list[NoteIndex]) -> list[Hit]:
+            """The search, each vault's index checked first unless it is in `fresh`."""
+            per_vault: list[list[Hit]] = []
+            indexes: list[NoteIndex] = []
+            for vault in vaults:
+                index = self.index_for(vault)
+                if index not in fresh:
+                    index = self.refresh(vault)
+                indexes.append(index)
+                try:
+                    found = engine.candidates(index, text, parsed.paths, filters,
+                                              explain=req.explain)
+                except OcmError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt, not fatal
+                    notice = f"ocm: search index was damaged ({type(exc).__name__}); rebuilt it"
+                    self.notices.append(notice)
+                    index.close()
+                    index.sync(force_rebuild=True)
+                    found = engine.candidates(index, text, parsed.paths, filters,
+                                              explain=req.explain)
+                per_vault.append(_one_copy(found))
+            if req.scope == "global" and ranked:
+                hits = _on_one_scale(per_vault)
+            else:
+                hits = [hit for found in per_vault for hit in found]
+            if not ranked:
+                hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
+            if ranked:
+                from ocm.indexer.embed import failure_notice
+
+                notice = failure_notice(self.vault.root)
+                if notice:
+                    self.notices.append(notice)
+            listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
+            ranked_hits = engine.rank(hits, when, listed, ranked=ranked,
+                                      priors=engine.intent_priors(req.query or ""),
+                                      window=soft_window)
+            self._mark_stale(ranked_hits, vaults)
+            if not ranked:
+                return ranked_hits
+            if not req.group:
+                return engine.chunk_hits(ranked_hits, text, indexes, req.limit)
+            return engine.grouped_hits(ranked_hits, text, indexes, req.limit)
+
+        if presumed:
+            notices = len(self.notices)
+            try:
+                first: list[Hit] | None = searched(presumed)
+            except Exception:  # noqa: BLE001 - the search after the check raises it again
+                first = None
+            confirmed = [index.confirm() for index in presumed]
+            if first is not None and all(confirmed):
+                return first
+            del self.notices[notices:]
+            for index, same in zip(presumed, confirmed, strict=True):
+                if not same:
+                    self.refresh(index.vault)  # takes the listing `confirm` kept
+        return searched(presumed)
 
     def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
         """Flag active project memories whose files changed in git since they were written

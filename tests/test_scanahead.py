@@ -5,6 +5,7 @@ manifest skips the scan; any change to a note (even 1 ns of mtime) is still inde
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -116,3 +117,179 @@ def test_a_listing_read_inexactly_is_not_recorded(project: Project,
     scanahead.start(str(project.vault.root))
     assert Project.open(cwd=project.root).search("kafka")
     assert not (project.vault.index_dir / LISTING).exists()
+
+
+def _spy_confirm(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    said: list[bool] = []
+    confirm = NoteIndex.confirm
+
+    def spy(self: NoteIndex) -> bool:
+        said.append(confirm(self))
+        return said[-1]
+
+    monkeypatch.setattr(NoteIndex, "confirm", spy)
+    return said
+
+
+def _ahead_search(root: Path, project: Project, query: str) -> list[dict]:
+    """A one-shot search: a new Project, its notes listed ahead."""
+    scanahead.start(str(root))
+    return [hit.to_json() for hit in Project.open(cwd=project.root).search(query)]
+
+
+def _after_check(project: Project, query: str) -> list[dict]:
+    """The same search by a process that checks the notes first (no listing ahead)."""
+    return [hit.to_json() for hit in Project.open(cwd=project.root).search(query)]
+
+
+def test_a_search_runs_while_the_listing_is_taken_and_stands_when_nothing_changed(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    said = _spy_confirm(monkeypatch)
+    first = _ahead_search(root, project, "kafka lag")  # records the listing
+    assert first and said == []  # nothing recorded yet: checked first, as before
+
+    def no_sync(self: NoteIndex, *args: object, **kwargs: object) -> None:
+        raise AssertionError("the listing matched: the search stands, no check after it")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(NoteIndex, "sync", no_sync)
+        patch.setattr(NoteIndex, "_scan", no_sync)
+        patch.setattr(Manifest, "load", no_sync)
+        assert _ahead_search(root, project, "kafka lag") == first
+    assert said == [True]
+    assert scanahead.take(str(root)) is None
+
+
+def test_without_memory_files_a_search_checks_first_as_before(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    monkeypatch.delattr(os, "memfd_create")  # not Linux: no listing is started
+    said = _spy_confirm(monkeypatch)
+    assert _ahead_search(root, project, "kafka") == _after_check(project, "kafka")
+    assert said == []
+
+
+def test_a_find_that_failed_at_once_is_not_searched_ahead_of(
+        project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    # A `find` that does not know -printf (busybox) refuses its arguments and exits.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "find").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "find").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    said = _spy_confirm(monkeypatch)
+    scanahead.start(str(root))
+    scanahead._AHEAD[str(root)][0].wait()
+    assert not scanahead.started(str(root))
+    assert [h.to_json() for h in Project.open(cwd=project.root).search("kafka")] == (
+        _after_check(project, "kafka"))
+    assert said == [] and scanahead.take(str(root)) is None
+
+
+@pytest.mark.parametrize("change", ["edited", "added", "deleted"])
+def test_a_search_ahead_of_a_changed_vault_is_the_search_after_the_check(
+        project: Project, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")
+    for text in ("Kafka consumer lag alarms fire at 10k", "Kafka topics keep seven days",
+                 "Postgres vacuum runs nightly"):
+        project.remember(text, "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    said = _spy_confirm(monkeypatch)
+    notes = sorted((root / "memories").rglob("*.md"))
+    kafka = next(p for p in notes if "lag" in p.read_text())
+    if change == "edited":  # in place: same size, 1 ns later
+        before = kafka.stat()
+        kafka.write_text(kafka.read_text().replace("Kafka", "Kafkb"))
+        os.utime(kafka, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    elif change == "added":  # written by hand, not through ocm
+        text = kafka.read_text().replace("lag alarms", "rebalance storms")
+        (kafka.parent / "zz-hand-written.md").write_text(
+            text.replace(f"id: {kafka.stem}", "id: zz-hand-written"))
+    else:
+        kafka.unlink()
+    found = _ahead_search(root, project, "kafka")
+    assert said == [False]
+    titles = [hit["title"] for hit in found]
+    if change == "edited":
+        assert not any("lag" in t for t in titles)
+        assert [h["title"] for h in _ahead_search(root, project, "kafkb")] == [
+            "Kafkb consumer lag alarms fire at 10k"]
+    elif change == "added":
+        assert any("rebalance" in t for t in titles) and any("lag" in t for t in titles)
+    else:
+        assert titles == ["Kafka topics keep seven days"]
+    assert found == _after_check(project, "kafka")
+
+
+def test_a_commit_during_a_search_ahead_sends_it_through_the_check(
+        project: Project) -> None:
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    _ahead_search(root, project, "kafka")  # records the listing
+    index = NoteIndex(project.vault)
+    scanahead.start(str(root))
+    assert index.presume()
+    index.searcher()
+    other = Project.open(cwd=project.root)  # another process commits meanwhile
+    other.remember("Kafka brokers need rack awareness", "gotcha")
+    other.search("kafka")
+    assert not index.confirm()
+    index.sync()
+    assert index.searcher().doc_count() == 2
+
+
+def test_ocm_search_processes_see_every_change_between_two_searches(
+        project: Project, run_ocm) -> None:
+    for text in ("Kafka consumer lag alarms fire at 10k", "Kafka topics keep seven days",
+                 "Kafka brokers need rack awareness"):
+        run_ocm("remember", text, "--type", "gotcha")
+
+    def search(query: str) -> list[dict]:
+        found = json.loads(run_ocm("search", "--json", query).stdout)
+        assert found == json.loads(json.dumps(_after_check(project, query), default=str))
+        return found
+
+    def titles(query: str) -> list[str]:
+        return sorted(hit["title"] for hit in search(query))
+
+    assert len(titles("kafka")) == 3  # the first check records the listing
+    assert len(titles("kafka")) == 3  # searched ahead of the listing, which matched
+    notes = {p.read_text().split("title: ")[1].split("\n")[0]: p
+             for p in (project.vault.root / "memories").rglob("*.md")}
+    lag = notes["Kafka consumer lag alarms fire at 10k"]
+    before = lag.stat()
+    with open(lag, "r+", encoding="utf-8") as handle:  # an editor's save in place
+        handle.write(lag.read_text().replace("lag alarms", "lag pagers"))
+    os.utime(lag, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert titles("alarms") == [] and titles("pagers") == [
+        "Kafka consumer lag pagers fire at 10k"]
+    topics = notes["Kafka topics keep seven days"]
+    (topics.parent / "by-hand.md").write_text(
+        topics.read_text().replace(f"id: {topics.stem}", "id: by-hand")
+        .replace("seven days", "three replicas"))
+    assert titles("replicas") == ["Kafka topics keep three replicas"]
+    notes["Kafka brokers need rack awareness"].unlink()
+    assert titles("kafka") == ["Kafka consumer lag pagers fire at 10k",
+                               "Kafka topics keep seven days",
+                               "Kafka topics keep three replicas"]
+    assert titles("rack") == []
+    assert len(titles("kafka")) == 3

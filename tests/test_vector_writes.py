@@ -230,3 +230,35 @@ def test_the_file_round_trips_names_that_are_not_utf8(tmp_path: Path) -> None:
     assert (read.paths, read.sigs, read.parts) == (store.paths, store.sigs, store.parts)
     assert (read.matrix == store.matrix).all() and (read.part_matrix == 1).all()
     assert read.row("sessions/a\udcff.md") == 0
+
+
+def test_a_loaded_file_finds_rows_and_sections_without_making_lists(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = VectorStore(tmp_path)
+    # Out of path order, with names that sort differently as bytes than as ASCII would
+    # (non-ASCII, a lone surrogate, a prefix of another).
+    store.paths = ["sessions/b.md", "memories/zz/ünï.md", "sessions/a\udcff.md",
+                   "memories/a.md", "memories/a.md.md", "memories/Z.md", "memories/ä.md"]
+    count = len(store.paths)
+    store.sigs = [[i, i] for i in range(count)]
+    store.parts = [0, 2, 0, 3, 1, 0, 2]
+    rng = np.random.default_rng(3)
+    store.matrix = rng.random((count, embed.DIM), dtype=np.float32)
+    store.part_matrix = rng.random((sum(store.parts), embed.DIM), dtype=np.float32)
+    store._save()
+    query = rng.random(embed.DIM, dtype=np.float32)
+    read = VectorStore(tmp_path)
+    read._load()
+    found = ([read.row(rel) for rel in [*store.paths, "memories/b.md", "", "zzz"]],
+             [read.path(row) for row in range(count)],
+             [read.part_similarities(rel, query) for rel in store.paths])
+    assert "paths" in read._raw and "parts" in read._raw and read._row_of is None
+    assert found[0] == [*range(count), None, None, None]
+    assert found[1] == store.paths
+    assert found == ([store.row(rel) for rel in [*store.paths, "memories/b.md", "", "zzz"]],
+                     store.paths, [store.part_similarities(rel, query) for rel in store.paths])
+    assert [s is None for s in found[2]] == [n == 0 for n in store.parts]
+    # A file written before the path order was: the rows are found as before.
+    del read._raw["order"]
+    assert [read.row(rel) for rel in store.paths] == list(range(count))

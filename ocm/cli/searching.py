@@ -50,9 +50,10 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,
         tag=tag, scope=scope, include_resolved=include_resolved, explain=explain,
         group=not chunks, author=author)
-    # The freshness scan runs in a child while the search imports what it needs. A listing
-    # the search did not take (it raised first, or its index had scanned before) would be
-    # stale for any later search in this process: dropped.
+    # The freshness scan runs in a child while the search imports what it needs and while
+    # it searches (Project.search keeps what it found only if the listing, once in, says
+    # nothing changed). A listing the search did not take (it raised first, or its index
+    # had scanned before) would be stale for any later search in this process: dropped.
     root = str(project.vault.root)
     scanahead.start(root)
     try:

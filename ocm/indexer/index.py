@@ -116,6 +116,8 @@ class NoteIndex:
         # (manifest files' key, manifest token) of the listing that last vouched for the
         # index (`_listing_matches`).
         self._listed: tuple[tuple, tuple | None] | None = None
+        # A listing taken ahead that `confirm` found changed: the next sync's.
+        self._ahead: bytes | None = None
         # The fields of the notes the last commit indexed, for their embeddings (a small
         # commit's only: not parsing each note twice, without holding a rebuild's notes).
         self._embed_ready: dict[str, dict] = {}
@@ -239,12 +241,15 @@ class NoteIndex:
         # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same bytes
         # as the listing last found matching the manifest, while the manifest's files are
         # as they were then, say nothing changed; the manifest is not even read.
-        listing = None
+        listing, self._ahead = self._ahead, None
         if not force_rebuild and self._last_scan is None:
-            listing = scanahead.take(str(self.vault.root))
+            if listing is None:
+                listing = scanahead.take(str(self.vault.root))
             if listing is not None and self._listing_matches(listing):
                 self._synced()
                 return report
+        else:
+            listing = None
         manifest = None if force_rebuild else self._load_manifest()
         scan = None
         if manifest is not None:
@@ -284,23 +289,68 @@ class NoteIndex:
     def _listing_matches(self, listing: bytes) -> bool:
         """Whether `listing` is the one last found matching the manifest, whose files are
         still as they were then; if so, what that check knew is taken from the file."""
+        head = self._recorded(listing)
+        if head is None:
+            return False
+        self._vouched(head)
+        return True
+
+    def _recorded(self, listing: bytes | None = None) -> dict | None:
+        """The first line of the listing last found matching the manifest, when it names
+        the manifest's files as they are now (and, given `listing`, the recorded listing
+        is those bytes); None otherwise."""
         try:
             with open(self.dir / LISTING, "rb") as handle:
                 head = json.loads(handle.readline())
-                size = os.fstat(handle.fileno()).st_size
                 if not (isinstance(head, dict) and head.get("manifest") == list(
-                        self._manifest.files_key() or ()) and size - handle.tell() == len(
-                        listing) and handle.read() == listing):
-                    return False
-            token, broken = head.get("token"), head.get("broken")
-            if not isinstance(broken, dict):
-                return False
+                        self._manifest.files_key() or ()) and isinstance(
+                            head.get("broken"), dict)):
+                    return None
+                if listing is not None and (
+                        os.fstat(handle.fileno()).st_size - handle.tell() != len(listing)
+                        or handle.read() != listing):
+                    return None
         except (OSError, ValueError):
-            return False
-        self.broken = broken
+            return None
+        return head
+
+    def _vouched(self, head: dict) -> None:
+        """Take what the check that recorded the listing `head` starts knew."""
+        token = head.get("token")
+        self.broken = head["broken"]
         self._listed = (tuple(head["manifest"]),
                         tuple(token) if isinstance(token, list) else None)
+
+    def presume(self) -> bool:
+        """Take the index as it is, unchecked, while its listing is still being taken ahead
+        (ocm/vault/scanahead.py): True when a listing is under way and the one recorded
+        names the manifest's files as they are now. A search can then run before the
+        listing is in; `confirm` says afterwards whether its results stand."""
+        if self._last_scan is not None or not scanahead.started(str(self.vault.root)):
+            return False
+        head = self._recorded()
+        if head is None or not isinstance(head.get("token"), list):
+            return False
+        self._vouched(head)
         return True
+
+    def confirm(self) -> bool:
+        """After a search of a presumed index: True when the listing taken ahead is the
+        recorded one byte for byte, the manifest's files are still those `presume` found
+        and the search read the generation they describe, i.e. exactly what `sync` would
+        have found. False: the listing is kept for the next `sync`, which brings the index
+        up to date."""
+        listing = scanahead.take(str(self.vault.root))
+        listed = self._listed
+        head = self._recorded(listing) if listing is not None else None
+        if (head is not None and listed is not None and listed[1] is not None
+                and tuple(head["manifest"]) == listed[0]
+                and self._searcher is not None
+                and self._searcher_generation == listed[1][1]):
+            self._synced()
+            return True
+        self._listed, self._ahead = None, listing
+        return False
 
     def _save_listing(self, listing: bytes) -> None:
         """Record `listing` as matching the manifest as loaded, with what the check knew

@@ -423,7 +423,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
 
     store = index.vectors()
     model, _ = embedder(index.vault.root)
-    if store is None or model is None or not store.paths:
+    if store is None or model is None or not store.count:
         return hits, numbers
     query = model.embed([text], store.folder)[0]
     sims = store.cosines(query)
@@ -440,7 +440,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     rels = [hit.relpath for hit in hits]  # each hit's stored `path`
     known = set(rels)
     for row in best(sims, VECTOR_CANDIDATES).tolist():
-        rel = store.paths[row]
+        rel = store.path(row)
         if rel in known:
             continue
         number = scorer.first_live("path", rel)

@@ -11,11 +11,13 @@ can pick the turn a question is about, not only the conversation.
 One file, `vectors.npz` (an uncompressed zip of `.npy` members, replaced in one atomic
 step, so a reader never pairs rows with another write's keys): the float32 note rows, the
 float32 section rows, each note's signature (int64) and section count (int32), the paths
-(UTF-8, NUL-separated) and a small JSON key (model, layout, and the manifest state the rows
-were last brought in line with). Each member's data starts 64-byte aligned, so a fresh
+(UTF-8, NUL-separated), the rows in the order of their paths (int32, so that a path's row is
+found by a binary search) and a small JSON key (model, layout, and the manifest state the
+rows were last brought in line with). Each member's data starts 64-byte aligned, so a fresh
 process maps the rows instead of reading them (copy-on-write: a commit that rewrites a row
 in place changes only its own copy), and turns paths and signatures into Python objects only
-when it needs them: when the manifest is still the one the rows match, not at all.
+when it needs them: when the manifest is still the one the rows match, not at all, and a
+search looks up its few dozen candidates' rows in the mapped members.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ class VectorStore:
         # Sections per note (0 for most) and their rows, note after note in path order.
         self._parts: list[int] = []
         self.part_matrix: Any = None
-        # Read from the file but not yet made lists: "paths" (bytes), "sigs", "parts".
+        # Read from the file but not yet made lists: "paths" (bytes), "sigs", "parts", and
+        # "order" (row numbers in path order) and "ends" (where each path ends in "paths")
+        # while "paths" is there; "starts": where each note's section rows start.
         self._raw: dict[str, Any] = {}
         self._row_of: dict[str, int] | None = None  # made on first use
         self._part_start_of: list[int] | None = None
@@ -107,6 +111,37 @@ class VectorStore:
     def paths(self, value: list[str]) -> None:
         self._raw.pop("paths", None)
         self._paths = value
+
+    @property
+    def count(self) -> int:
+        """How many notes have a row."""
+        return len(self.matrix) if self.matrix is not None else 0
+
+    def path(self, row: int) -> str:
+        """The path of row `row`, read from the file's member while it is not a list."""
+        blob = self._raw.get("paths")
+        if blob is None:
+            return self.paths[row]
+        ends = self._raw["ends"]
+        start = int(ends[row - 1]) + 1 if row else 0
+        return blob[start:int(ends[row])].tobytes().decode("utf-8", "surrogatepass")
+
+    def row(self, rel: str) -> int | None:
+        """The row of the note `rel`: by a binary search of the file's path order while
+        the paths are not a list (a search looks up a few dozen), else from their dict."""
+        order = self._raw.get("order") if "paths" in self._raw else None
+        if order is None:
+            return self._row.get(rel)
+        low, high = 0, len(order)
+        while low < high:
+            middle = (low + high) // 2
+            if self.path(int(order[middle])) < rel:
+                low = middle + 1
+            else:
+                high = middle
+        if low < len(order) and self.path(found := int(order[low])) == rel:
+            return found
+        return None
 
     @property
     def sigs(self) -> list[list[int]]:
@@ -148,6 +183,19 @@ class VectorStore:
     def _index_rows(self) -> None:
         self._row_of = self._part_start_of = None
 
+    def _sections(self, row: int) -> tuple[int, int]:
+        """(first section row, section count) of row `row`, from the file's member while
+        the counts are not a list."""
+        parts = self._raw.get("parts")
+        if parts is None:
+            return self._part_start[row], self.parts[row]
+        starts = self._raw.get("starts")
+        if starts is None:
+            import numpy as np
+
+            starts = self._raw["starts"] = np.cumsum(parts, dtype=np.int64) - parts
+        return int(starts[row]), int(parts[row])
+
     def _load(self) -> None:
         import numpy as np
 
@@ -155,6 +203,7 @@ class VectorStore:
         if key is not None and key == self._loaded_key:
             return
         self.paths, self.sigs, self.parts = [], [], []
+        self._raw = {}
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
         self.part_matrix = np.zeros((0, DIM), dtype=np.float32)
         self._loaded_key = self._token = None
@@ -184,11 +233,18 @@ class VectorStore:
                 matrix, part_matrix = _member(stored, "rows"), _member(stored, "part_rows")
                 raw = {name: _member(stored, name) for name in ("paths", "sigs", "parts")}
                 count = len(raw["sigs"])
+                blob = raw["paths"]
+                raw["ends"] = np.append(np.flatnonzero(blob == 0), len(blob))
                 if not (matrix.shape == (count, DIM) and raw["sigs"].shape == (count, 2)
                         and raw["parts"].shape == (count,)
                         and part_matrix.shape == (int(raw["parts"].sum()), DIM)
-                        and raw["paths"].tobytes().count(b"\0") == max(count - 1, 0)):
+                        and len(raw["ends"]) == max(count, 1)):
                     raise ValueError("vectors file does not hold together")
+                # The path order, where the file has it (a writer before it did not).
+                if "order.npy" in stored.namelist():
+                    order = _member(stored, "order")
+                    if order.shape == (count,) and order.dtype.kind == "i":
+                        raw["order"] = order
                 self.matrix, self.part_matrix, self._raw = matrix, part_matrix, raw
                 token = meta.get("token")
                 self._token = tuple(token) if isinstance(token, list) else None
@@ -356,7 +412,9 @@ class VectorStore:
                    "paths": np.frombuffer("\0".join(self.paths).encode("utf-8", "surrogatepass"),
                                           dtype=np.uint8),
                    "sigs": np.array(self.sigs, dtype=np.int64).reshape(-1, 2),
-                   "parts": np.array(self.parts, dtype=np.int32)}
+                   "parts": np.array(self.parts, dtype=np.int32),
+                   "order": np.array(sorted(range(len(self.paths)),
+                                            key=self.paths.__getitem__), dtype=np.int32)}
         try:
             with open(temp, "wb") as handle:
                 _write_members(handle, members)
@@ -389,17 +447,16 @@ class VectorStore:
         return np.concatenate([self.matrix[start:start + PRODUCT_ROWS] @ query
                                for start in range(0, len(self.matrix), PRODUCT_ROWS)])
 
-    def row(self, rel: str) -> int | None:
-        return self._row.get(rel)
-
     def part_similarities(self, rel: str, query: Any) -> list[float] | None:
         """The cosine of each of a note's section rows with a unit-length query vector, in
         the order of its stored chunks; None for a note embedded whole only."""
-        row = self._row.get(rel)
-        if row is None or not self.parts[row]:
+        row = self.row(rel)
+        if row is None:
             return None
-        start = self._part_start[row]
-        return (self.part_matrix[start:start + self.parts[row]] @ query).tolist()
+        start, count = self._sections(row)
+        if not count:
+            return None
+        return (self.part_matrix[start:start + count] @ query).tolist()
 
 
 def _write_members(handle: Any, members: dict[str, Any]) -> None:

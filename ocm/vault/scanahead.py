@@ -50,6 +50,13 @@ def start(root: str) -> None:
     _AHEAD[root] = (proc, fd)
 
 
+def started(root: str) -> bool:
+    """Whether a listing of `root` is under way or done, not failed (a `find` without
+    `-printf` stops at once), and not yet taken."""
+    got = _AHEAD.get(root)
+    return got is not None and got[0].poll() in (None, 0)
+
+
 def take(root: str) -> bytes | None:
     """The listing started for `root`, once; None when none was started or `find` failed
     (an unreadable folder, a `find` without `-printf`)."""

@@ -12,6 +12,7 @@ import pytest
 from whoosh import index
 
 from ocm.indexer.index import FORK_MIN_NOTES
+from ocm.indexer.savedpostings import EXT
 from ocm.project import Project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -42,6 +43,9 @@ def _rebuild(project: Project, procs: int) -> tuple:
                                    procs=procs)
     ix = index.open_dir(str(project.vault.index_dir))
     segments = len(ix._read_toc().segments)
+    # Each segment's postings saved beside it for the scorer (ocm/indexer/savedpostings.py).
+    assert sorted(p.name for p in project.vault.index_dir.glob(f"*.{EXT}")) == sorted(
+        s.make_filename("." + EXT) for s in ix._read_toc().segments)
     with ix.searcher() as searcher:
         stored = [(s["path"], s["sig"], s["chunks"]) for s in searcher.all_stored_fields()]
     # A fixed clock: recency weighs in the scores.

@@ -60,7 +60,9 @@ class SavedPostingsWriter:
     def __init__(self) -> None:
         self._keys: list[bytes] = []
         self._starts = array("q", [0])
-        self._ids = array("i")
+        # Unsigned as a rebuild's writer files its doc numbers (ocm/indexer/buildwriter.py),
+        # so its arrays extend this one as they are; saved as int32 (numbers < 2**31).
+        self._ids = array("I")
         self._weights = array("f")
 
     def add(self, field: str, tbytes: bytes, docnums: Sequence[int],
@@ -91,7 +93,7 @@ class SavedPostingsWriter:
             [len(keys), len(self._ids), len(blob)], dtype="<i8").tobytes()
         parts = [header, hashes[order].astype("<u4"), order.astype("<i4"),
                  np.frombuffer(self._starts, dtype=np.int64).astype("<i8"),
-                 key_starts.astype("<i8"), np.frombuffer(self._ids, dtype=np.int32).astype("<i4"),
+                 key_starts.astype("<i8"), np.frombuffer(self._ids, dtype=np.uint32).astype("<i4"),
                  np.frombuffer(self._weights, dtype=np.float32).astype("<f4")]
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)

@@ -340,16 +340,26 @@ class Project:
         return sweep_temp_files([self.vault.sessions_dir, self.vault.memories_dir])
 
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
-                      procs: int = 1) -> SyncReport:
-        """Rebuild the project's index from its notes. `procs>1` indexes in that many forked
-        processes (one segment each): only for single-threaded callers such as the CLI."""
+                      procs: int = 1, embedding: Callable[[], None] | None = None
+                      ) -> SyncReport:
+        """Rebuild the project's index from its notes, and the notes' embeddings where they
+        are missing or stale (a fresh clone has none: without this its first search would
+        embed every note). `procs>1` indexes in that many forked processes (one segment
+        each): only for single-threaded callers such as the CLI. `embedding()` is called
+        when the indexing is done and the embeddings start."""
         self.require_vault().ensure_layout()
         self.sweep_temp_files()
         index = self.index_for(self.vault)
         index.build_procs = procs
         try:
             with _gc_paused():
-                return index.sync(progress=progress, force_rebuild=True)
+                report = index.sync(progress=progress, force_rebuild=True)
+                if embedding is not None:
+                    embedding()
+                store = index.vectors()
+                if store is not None:
+                    store.flush()
+                return report
         finally:
             index.build_procs = 1
 

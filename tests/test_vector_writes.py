@@ -262,3 +262,25 @@ def test_a_loaded_file_finds_rows_and_sections_without_making_lists(tmp_path: Pa
     # A file written before the path order was: the rows are found as before.
     del read._raw["order"]
     assert [read.row(rel) for rel in store.paths] == list(range(count))
+
+
+def test_a_rebuild_leaves_every_note_embedded(pets: Project, ocm_home: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone has no vectors file: `ocm rebuild-index` embeds every note, so the
+    first search does not. Keyword-only, it writes none."""
+    file = pets.vault.index_dir / VECTORS
+    file.unlink(missing_ok=True)
+    env = {**os.environ, "OCM_HOME": str(ocm_home)}
+    subprocess.run([sys.executable, "-m", "ocm.cli.main", "rebuild-index", "--json"],
+                   cwd=pets.root, env=env, capture_output=True, timeout=120, check=True)
+    notes = sorted(p.relative_to(pets.vault.root).as_posix()
+                   for p in pets.vault.memories_dir.rglob("*.md"))
+    assert sorted(on_disk(pets)) == notes
+    stamp = file.stat().st_mtime_ns
+    assert first_title(Project.open(cwd=pets.root), "radiator").startswith("Our cat sleeps")
+    assert file.stat().st_mtime_ns == stamp  # nothing left to embed, nothing rewritten
+    file.unlink()
+    subprocess.run([sys.executable, "-m", "ocm.cli.main", "rebuild-index", "--json"],
+                   cwd=pets.root, env={**env, embed.SEMANTIC_ENV: "0"}, capture_output=True,
+                   timeout=120, check=True)
+    assert not file.exists()

@@ -150,7 +150,8 @@ def rebuild_index(vault: Path | None, as_json: bool) -> None:
             task = bar.add_task("indexing notes", total=None)
             report = project.rebuild_index(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
-                procs=procs)
+                procs=procs, embedding=lambda: bar.update(
+                    task, description="embedding notes", completed=0, total=None))
     data = {"indexed": report.added + report.updated, "broken": report.broken}
     if as_json:
         render.emit_json(data)

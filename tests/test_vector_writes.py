@@ -284,3 +284,24 @@ def test_a_rebuild_leaves_every_note_embedded(pets: Project, ocm_home: Path,
                    cwd=pets.root, env={**env, embed.SEMANTIC_ENV: "0"}, capture_output=True,
                    timeout=120, check=True)
     assert not file.exists()
+
+
+def test_a_rebuild_reads_each_note_once_for_its_index_and_its_embedding(
+        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer import index
+    from ocm.indexer.index import NoteIndex
+
+    # More notes than an incremental sync keeps the texts of: a rebuild keeps them all.
+    monkeypatch.setattr(index, "EMBED_READY_MAX", 2)
+    (pets.vault.index_dir / VECTORS).unlink(missing_ok=True)
+    reads: list[str] = []
+    real = NoteIndex._fields
+
+    def counted(self, rel):
+        reads.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(NoteIndex, "_fields", counted)
+    report = pets.rebuild_index(procs=1)
+    assert report.added == len(on_disk(pets)) == 4
+    assert sorted(reads) == sorted(on_disk(pets))  # each once: no second read to embed

@@ -120,7 +120,9 @@ class NoteIndex:
         self._ahead: bytes | None = None
         # The fields of the notes the last commit indexed, for their embeddings (a small
         # commit's only: not parsing each note twice, without holding a rebuild's notes).
-        self._embed_ready: dict[str, dict] = {}
+        # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
+        # all of a rebuild's): the embeddings after it need not read them again.
+        self._embed_ready: dict[str, EmbedText] = {}
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -429,7 +431,7 @@ class NoteIndex:
             for done, rel in enumerate(changed, 1):
                 fields, problem = self._fields(rel)
                 if fields is not None and len(changed) <= EMBED_READY_MAX:
-                    self._embed_ready[rel] = fields
+                    self._embed_ready[rel] = _embed_text_of(fields)
                 sig = list(scan[rel])
                 if fields is None:
                     if rel in known:
@@ -480,15 +482,15 @@ class NoteIndex:
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
         runs = _runs(changed, scan, procs)
-        keep = len(changed) <= EMBED_READY_MAX
         self._embed_ready = {}
 
         def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken)
             writer = _writer(ix, build=True, lock=False)
             try:
+                ready: dict[str, EmbedText] = {}
                 indexed, failed = self._index_run(
-                    writer, scan, rels, lambda done: done % TICK_NOTES or tick(), False)
-                return writer.finish_part(), indexed, failed
+                    writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
+                return writer.finish_part(), indexed, failed, ready
             except BaseException:
                 writer.cancel()
                 raise
@@ -504,12 +506,13 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            indexed, failed = self._index_run(writer, scan, runs[0], tick, keep)
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, self._embed_ready)
             results = [sub.result() for sub in subs]
-            for _, more, more_failed in results:
+            for _, more, more_failed, more_ready in results:
                 indexed.update(more)
                 failed.update(more_failed)
-            writer.commit_parts([segment for segment, _, _ in results])
+                self._embed_ready.update(more_ready)
+            writer.commit_parts([segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
                 sub.kill()
@@ -525,12 +528,12 @@ class NoteIndex:
             self._searcher = self._refreshed(ix)
 
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
-                   tick: Callable[[int], object], keep: bool
+                   tick: Callable[[int], object], ready: dict[str, EmbedText]
                    ) -> tuple[dict[str, list[int]], dict[str, list]]:
         """Read and index the notes `rels` with `writer` (a build's); (the signature of
         each indexed note, [signature, problem] of each broken one). `tick(done)` after
-        each note (a sub-writer's `tick()` every TICK_NOTES); `keep`: their fields stay for
-        their embeddings."""
+        each note (a sub-writer's `tick()` every TICK_NOTES); each note's text to embed
+        goes into `ready`."""
         indexed: dict[str, list[int]] = {}
         failed: dict[str, list] = {}
         for done, rel in enumerate(rels, 1):
@@ -539,8 +542,7 @@ class NoteIndex:
             if fields is None:
                 failed[rel] = [sig, problem]
             else:
-                if keep:
-                    self._embed_ready[rel] = fields
+                ready[rel] = _embed_text_of(fields)
                 fields.update(path=rel, sig=sig)
                 writer.add_document(**fields)
                 indexed[rel] = sig
@@ -666,21 +668,17 @@ class NoteIndex:
         manifest = self._load_manifest()
         self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
                            self._manifest.token() if manifest is not None else None)
+        self._embed_ready = {}  # what the rows did not need (already embedded)
         return self._vectors
 
     def _embed_text(self, rel: str) -> EmbedText | None:
-        """A note's text to embed, and for a transcript each turn's (its stored chunks):
-        a question is about one turn of a conversation, not about all of it."""
-        fields = self._embed_ready.pop(rel, None)
-        if fields is None:
-            fields, _ = self._fields(rel)
-        if fields is None:
-            return None
-        text = "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))
-        chunks = fields.get("chunks") or []
-        parts = [chunk[5] for chunk in chunks] if (
-            fields.get("kind") == "transcript" and len(chunks) > 1) else []
-        return text, parts
+        """A note's text to embed (`_embed_text_of`), kept from the sync that read it or
+        read again."""
+        ready = self._embed_ready.pop(rel, None)
+        if ready is not None:
+            return ready
+        fields, _ = self._fields(rel)
+        return None if fields is None else _embed_text_of(fields)
 
     def scorer(self):  # -> ocm.indexer.postings.PostingScorer
         """The term-at-a-time scorer of the current searcher; what it decoded from a
@@ -785,6 +783,16 @@ def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[
         runs[-1].append(rel)
         weight += work
     return runs
+
+
+def _embed_text_of(fields: dict) -> EmbedText:
+    """A note's text to embed, and for a transcript each turn's (its stored chunks): a
+    question is about one turn of a conversation, not about all of it."""
+    text = "\n".join(str(fields[name]) for name in EMBEDDED_FIELDS if fields.get(name))
+    chunks = fields.get("chunks") or []
+    parts = [chunk[5] for chunk in chunks] if (
+        fields.get("kind") == "transcript" and len(chunks) > 1) else []
+    return text, parts
 
 
 def _writer(ix: windex.Index, build: bool = False, lock: bool = True):

@@ -24,7 +24,8 @@ interleaved query by query, so machine noise hits all engines alike; ratios ocm/
 for each.
 
 Per engine (null where the engine cannot do it):
-  build_notes_per_s   index every note (the original: every note through its checkpoint)
+  build_notes_per_s   index every note (ocm: `ocm rebuild-index`, its embeddings included; the
+                      original: every note through its checkpoint)
   search_p50_ms/p95   200 queries, warm, in process (the peer's process for peers)
   fresh_search_ms     a new process: start, open the index, first query, exit
   incremental_10_ms   10 notes rewritten on disk, then a search that must see them

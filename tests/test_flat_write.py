@@ -113,3 +113,42 @@ def test_without_a_watch_a_write_syncs_first(project: Project,
     found = project._supersede_candidates(project.vault, "decision", None, NEW)
     assert found is not None and old.path.resolve() in {p.resolve() for p in found}
     assert index.unindexed() is None
+
+
+class _CountingScan(dict):
+    """A freshness scan that counts every walk over its entries (a copy walks them all)."""
+
+    walks = 0
+
+    def __iter__(self):  # noqa: ANN204 - dict's own
+        _CountingScan.walks += 1
+        return super().__iter__()
+
+    def keys(self):  # noqa: ANN201 - dict(x) of a subclass walks keys()
+        _CountingScan.walks += 1
+        return super().keys()
+
+    def items(self):  # noqa: ANN201
+        _CountingScan.walks += 1
+        return super().items()
+
+
+def test_a_watched_write_walks_no_note_signature_but_its_own(watched: Project) -> None:
+    """The watch's reports update the freshness scan in place: a copy of it, one entry per
+    note of the vault, was made on every write (issue #17)."""
+    index = watched.index_for(watched.vault)
+    watched.search("css grid")  # the scan and the manifest agree
+    scan = _CountingScan(index._last_scan)
+    index._last_scan = scan
+    _CountingScan.walks = 0
+    old = watched.remember(OLD, "decision")
+    new = watched.remember(NEW, "decision")
+    assert new.notice is not None and old.id in new.notice
+    rels = {p.resolve().relative_to(index.resolved_root).as_posix()
+            for p in (old.path, new.path)}
+    assert rels <= (index.unindexed() or set())  # takes in the watch's latest reports
+    assert _CountingScan.walks == 0
+    assert index._last_scan is scan
+    assert all(scan[rel] == watched.vault.note_signature(rel) for rel in rels)
+    # The next read still sees both writes: what it had compared no longer vouches.
+    assert [h.id for h in watched.search("celery redis broker")[:2]] == [new.id, old.id]

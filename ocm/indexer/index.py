@@ -142,14 +142,15 @@ class NoteIndex:
                     return self._last_scan
                 if self._since_sync is not None:
                     self._since_sync.update(changed)
-                scan = dict(self._last_scan)
+                # Updated in place: a copy cost one dict entry per note on every write
+                # (issue #17). What was compared with the manifest no longer holds.
+                scan, self._verified = self._last_scan, None
                 for rel in changed:
                     sig = self.vault.note_signature(rel)
                     if sig is None:
                         scan.pop(rel, None)
                     else:
                         scan[rel] = sig
-                self._last_scan = scan
                 return scan
             self._stop_watch()
         elif (watch is None and self._folders is not None and self.watch_enabled

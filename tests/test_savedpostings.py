@@ -149,3 +149,37 @@ def test_keys_of_one_hash_told_apart_by_their_bytes(
             assert found is not None
             assert found[0].tolist() == postings._decode(matcher)[0].tolist()
         assert saved.find(term_key("body", b"zzz-absent")) is None
+
+
+def test_postings_are_read_not_mapped_and_still_read_once_the_file_is_deleted(
+        vault_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A term's arrays own their memory (a mapped file's pages would stay in the process's
+    resident memory for as long as it runs). A merge in another process may delete a
+    segment's file while a searcher still reads that segment: its open file still answers,
+    with the same scores and no decoding."""
+    index = vault_project.refresh(vault_project.vault)
+    expected = {text: _whoosh(index, text, Filters()) for text in QUERIES}
+    reader, _ = index.searcher().ixreader.leaf_readers()[0]
+    saved = SavedPostings.open(reader)
+    assert saved is not None
+    field, tbytes = next(iter(reader.all_terms()))
+    found = saved.find(term_key(field, tbytes))
+    assert found is not None
+    ids, weights = found
+    assert ids.flags.owndata and weights.flags.owndata
+    assert not ids.flags.writeable
+    index.close()
+    index = vault_project.refresh(vault_project.vault)
+    scorer = index.scorer()
+    for reader, _ in scorer.searcher.ixreader.leaf_readers():
+        scorer.cache.postings(reader, "body", "no-such-term")  # opens every segment's file
+    files = _saved_files(Path(index.vault.root) / ".index")
+    assert files
+    for path in files:
+        path.unlink()
+
+    def refuse(*_args):
+        raise AssertionError("decoded although the segment's file was open")
+
+    monkeypatch.setattr(postings.SegmentCache, "_decoded", refuse)
+    assert {text: _ours(index, text, Filters()) for text in QUERIES} == expected

@@ -20,6 +20,11 @@ scorer decodes Whoosh's blocks as before (same arrays, same scores).
 The file is written under a temporary name and renamed when complete, before the segment
 is listed in the index's table of contents; Whoosh deletes it with its segment (its name
 matches Whoosh's segment file pattern). numpy is imported where it is used.
+
+The term table is mapped; a term's ids and weights are read from the file (`pread`) into
+arrays of their own. Mapped, every page of postings a long-lived process had ever scored
+stayed in its resident memory (the MCP server at 100k notes: 715 MB after 200 searches,
+against 533 MB before this file existed); read, only what the scorer's cache keeps does.
 """
 
 from __future__ import annotations
@@ -108,11 +113,14 @@ class SavedPostingsWriter:
 
 
 class SavedPostings:
-    """One segment's saved postings, mapped read-only."""
+    """One segment's saved postings: the term table mapped read-only, the postings read
+    from `handle` as they are asked for."""
 
-    def __init__(self, buffer: Any, terms: int, postings: int, keys: int) -> None:
+    def __init__(self, buffer: Any, handle: Any, terms: int, postings: int,
+                 keys: int) -> None:
         import numpy as np
 
+        self._handle = handle
         at = _HEADER
 
         def take(dtype: str, count: int) -> np.ndarray:
@@ -125,8 +133,10 @@ class SavedPostings:
         self._order = take("<i4", terms)
         self._starts = take("<i8", terms + 1)
         self._key_starts = take("<i8", terms + 1)
-        self._ids = take("<i4", postings)
-        self._weights = take("<f4", postings)
+        self._ids_at = at
+        at += 4 * postings + _pad(4 * postings)
+        self._weights_at = at
+        at += 4 * postings + _pad(4 * postings)
         self._keys = memoryview(buffer)[at:at + keys]
 
     @classmethod
@@ -139,16 +149,22 @@ class SavedPostings:
             return None
         path = os.path.join(folder, segment.make_filename("." + EXT))
         try:
-            with open(path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size < _HEADER:
-                    return None
-                buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            handle = open(path, "rb")  # noqa: SIM115 - kept open for the postings' reads
+        except OSError:
+            return None
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            buffer = (mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                      if size >= _HEADER else None)
         except (OSError, ValueError):
+            buffer = None
+        if buffer is None:
+            handle.close()
             return None
         segid = segment.segment_id().encode().ljust(_SEGMENT_ID_BYTES, b"\x00")
         start = len(MAGIC)
         if buffer[:start] != MAGIC or buffer[start:start + _SEGMENT_ID_BYTES] != segid:
+            handle.close()
             return None
         at = start + _SEGMENT_ID_BYTES
         terms, postings, keys = (int.from_bytes(buffer[i:i + 8], "little", signed=True)
@@ -158,12 +174,14 @@ class SavedPostings:
                              (4, postings), (4, postings)):
             expected += width * count + _pad(width * count)
         if min(terms, postings, keys) < 0 or size != expected + keys:
+            handle.close()
             return None
-        return cls(buffer, terms, postings, keys)
+        return cls(buffer, handle, terms, postings, keys)
 
     def find(self, key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-        """The term's doc ids and weights (read-only views of the file); None when the
-        segment does not hold it."""
+        """The term's doc ids and weights (read-only arrays read from the file); None when
+        the segment does not hold it. Read from the file opened with the segment: a merge
+        that deletes it meanwhile changes nothing (segments never change in place)."""
         hashes = self._hashes
         wanted = zlib.crc32(key)
         # As the array's own type: a Python int would have numpy convert the whole array.
@@ -171,7 +189,17 @@ class SavedPostings:
         while at < len(hashes) and hashes[at] == wanted:
             term = int(self._order[at])
             if self._keys[self._key_starts[term]:self._key_starts[term + 1]] == key:
-                start, end = self._starts[term], self._starts[term + 1]
-                return self._ids[start:end], self._weights[start:end]
+                start, end = int(self._starts[term]), int(self._starts[term + 1])
+                return self._read("<i4", self._ids_at, start, end), self._read(
+                    "<f4", self._weights_at, start, end)
             at += 1
         return None
+
+    def _read(self, dtype: str, section: int, start: int, end: int) -> np.ndarray:
+        import numpy as np
+
+        found = np.empty(end - start, dtype=dtype)
+        if os.preadv(self._handle.fileno(), [found], section + 4 * start) != found.nbytes:
+            raise OSError(f"saved postings cut short: {self._handle.name}")
+        found.flags.writeable = False
+        return found

@@ -3,6 +3,7 @@ for every term, and a missing or damaged file only means decoding again (same sc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -183,3 +184,20 @@ def test_postings_are_read_not_mapped_and_still_read_once_the_file_is_deleted(
 
     monkeypatch.setattr(postings.SegmentCache, "_decoded", refuse)
     assert {text: _ours(index, text, Filters()) for text in QUERIES} == expected
+
+
+def test_postings_read_without_preadv_are_the_same(
+        vault_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Where `os.preadv` does not exist (Windows, older macOS) the file is read at a
+    position under a lock: the same arrays."""
+    index = vault_project.refresh(vault_project.vault)
+    reader, _ = index.searcher().ixreader.leaf_readers()[0]
+    saved = SavedPostings.open(reader)
+    assert saved is not None
+    terms = [term_key(field, tbytes) for field, tbytes in reader.all_terms()][:300]
+    with_preadv = [saved.find(key) for key in terms]
+    monkeypatch.delattr(os, "preadv")
+    without = [saved.find(key) for key in terms]
+    assert all(found is not None for found in with_preadv)
+    assert [(i.tobytes(), w.tobytes()) for i, w in with_preadv] == [
+        (i.tobytes(), w.tobytes()) for i, w in without]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 import zlib
 from array import array
 from collections.abc import Sequence
@@ -121,6 +122,7 @@ class SavedPostings:
         import numpy as np
 
         self._handle = handle
+        self._lock = threading.Lock()
         at = _HEADER
 
         def take(dtype: str, count: int) -> np.ndarray:
@@ -199,7 +201,14 @@ class SavedPostings:
         import numpy as np
 
         found = np.empty(end - start, dtype=dtype)
-        if os.preadv(self._handle.fileno(), [found], section + 4 * start) != found.nbytes:
+        at = section + 4 * start
+        if hasattr(os, "preadv"):
+            done = os.preadv(self._handle.fileno(), [found], at)
+        else:  # Windows, older macOS: the handle's position is shared, so one at a time
+            with self._lock:
+                self._handle.seek(at)
+                done = self._handle.readinto(found)
+        if done != found.nbytes:
             raise OSError(f"saved postings cut short: {self._handle.name}")
         found.flags.writeable = False
         return found

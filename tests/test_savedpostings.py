@@ -27,15 +27,22 @@ def _saved_files(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"*.{EXT}"))
 
 
-def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
-    """Terms of one posting, of one block and of several (300 documents), in every field,
-    and a second segment written by a later commit: ids and weights equal `_decode`'s."""
-    ix = index.create_in(str(tmp_path), build_schema())
-    for docs in (_docs(300), _docs(40, seed=5)):
+def _segments(folder: Path, *segments: list[dict]) -> index.Index:
+    """A real index in `folder` with one segment per list of documents, each committed
+    through the build codec without merging."""
+    ix = index.create_in(str(folder), build_schema())
+    for docs in segments:
         writer = ix.writer(codec=BuildCodec(), compound=False)
         for doc in docs:
             writer.add_document(**doc)
         writer.commit(merge=False)
+    return ix
+
+
+def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
+    """Terms of one posting, of one block and of several (300 documents), in every field,
+    and a second segment written by a later commit: ids and weights equal `_decode`'s."""
+    ix = _segments(tmp_path, _docs(300), _docs(40, seed=5))
     assert len(_saved_files(tmp_path)) == 2
     assert not list(tmp_path.glob("*.tmp"))
     with ix.searcher() as searcher:
@@ -61,12 +68,7 @@ def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
 
 
 def test_merged_segment_saved_and_dead_ones_removed(tmp_path: Path) -> None:
-    ix = index.create_in(str(tmp_path), build_schema())
-    for docs in (_docs(30), _docs(30, seed=9)):
-        writer = ix.writer(codec=BuildCodec(), compound=False)
-        for doc in docs:
-            writer.add_document(**doc)
-        writer.commit(merge=False)
+    ix = _segments(tmp_path, _docs(30), _docs(30, seed=9))
     writer = ix.writer(codec=BuildCodec(), compound=False)
     writer.commit(optimize=True)  # one segment, written from the other two
     (only,) = _saved_files(tmp_path)

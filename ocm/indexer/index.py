@@ -43,7 +43,8 @@ INDEX_LOCK = "index"
 # The listing taken ahead (ocm/vault/scanahead.py) last found matching the manifest, after
 # a line naming that manifest's files' (inode, mtime, size).
 LISTING = "scan.listing"
-# A commit of at most this many notes keeps their fields for embedding them.
+# A commit of at most this many notes keeps their texts to embed (a rebuild keeps all:
+# it wipes the embeddings with the rest of the index, so every note is embedded after).
 EMBED_READY_MAX = 1000
 WRITER_TIMEOUT_S = 30.0
 # Above this many changed notes a rebuild from scratch beats incremental updates.
@@ -118,8 +119,6 @@ class NoteIndex:
         self._listed: tuple[tuple, tuple | None] | None = None
         # A listing taken ahead that `confirm` found changed: the next sync's.
         self._ahead: bytes | None = None
-        # The fields of the notes the last commit indexed, for their embeddings (a small
-        # commit's only: not parsing each note twice, without holding a rebuild's notes).
         # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
         # all of a rebuild's): the embeddings after it need not read them again.
         self._embed_ready: dict[str, EmbedText] = {}

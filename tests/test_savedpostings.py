@@ -203,3 +203,14 @@ def test_postings_read_without_preadv_are_the_same(
     assert all(found is not None for found in with_preadv)
     assert [(i.tobytes(), w.tobytes()) for i, w in with_preadv] == [
         (i.tobytes(), w.tobytes()) for i, w in without]
+
+
+def test_a_failed_save_leaves_no_partial_file(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def full_disk(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(savedpostings.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        _segments(tmp_path, _docs(30))
+    assert not list(tmp_path.glob(f"*.{EXT}*"))

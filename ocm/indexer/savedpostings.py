@@ -29,6 +29,7 @@ against 533 MB before this file existed); read, only what the scorer's cache kee
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import threading
@@ -104,13 +105,18 @@ class SavedPostingsWriter:
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)
         temporary = final + ".tmp"
-        with open(temporary, "wb") as out:
-            for part in parts:
-                data = part if isinstance(part, bytes) else part.tobytes()
-                out.write(data)
-                out.write(bytes(_pad(len(data))))
-            out.write(blob)
-        os.replace(temporary, final)
+        try:
+            with open(temporary, "wb") as out:
+                for part in parts:
+                    data = part if isinstance(part, bytes) else part.tobytes()
+                    out.write(data)
+                    out.write(bytes(_pad(len(data))))
+                out.write(blob)
+            os.replace(temporary, final)
+        except BaseException:  # a full disk: no half-written file left beside the segment
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
 
 
 class SavedPostings:

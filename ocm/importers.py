@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import frontmatter
+import yaml
+from frontmatter.default_handlers import BaseHandler, JSONHandler, YAMLHandler
 
 from ocm.vault.errors import InvalidInput, OcmError
 from ocm.vault.ids import slugify
@@ -126,6 +131,39 @@ def _files(source: Path, pattern: str = "*.md") -> list[Path]:
 def _read(path: Path) -> str:
     try:
         return read_note_text(path)
+    except OcmError as exc:
+        raise InvalidInput(f"cannot import {path}: {exc}") from None
+
+
+class _TOMLHandler(BaseHandler):
+    """`+++` TOML frontmatter (Hugo, Zola, some Obsidian exports), read with the standard
+    library's tomllib: python-frontmatter's own TOML handler needs the `toml` package."""
+
+    FM_BOUNDARY = re.compile(r"^\+{3,}\s*$", re.MULTILINE)
+    START_DELIMITER = END_DELIMITER = "+++"
+
+    def load(self, fm: str, **kwargs: object) -> dict[str, Any]:
+        return tomllib.loads(fm)
+
+
+# Other tools' notes carry YAML (`---`), JSON (`{ … }`) or TOML (`+++`) frontmatter.
+# python-frontmatter reads all three; ocm's own notes go through `ocm.vault.markdown`,
+# whose round-trip parser keeps comments, key order and line endings when it rewrites.
+_FOREIGN_HANDLERS: tuple[BaseHandler, ...] = (YAMLHandler(), JSONHandler(), _TOMLHandler())
+
+
+def _foreign_note(path: Path) -> tuple[dict[str, Any], Document]:
+    """Another tool's note: its frontmatter (any of the three formats) and its body."""
+    text = _read(path)
+    handler = next((h for h in _FOREIGN_HANDLERS if h.detect(text)), None)
+    try:
+        post = frontmatter.loads(text, handler=handler)
+    except (ValueError, yaml.YAMLError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidInput(f"cannot import {path}: bad frontmatter: {first}") from None
+    metadata = post.metadata if isinstance(post.metadata, dict) else {}
+    try:
+        return dict(metadata), Document.parse(post.content, path)
     except OcmError as exc:
         raise InvalidInput(f"cannot import {path}: {exc}") from None
 
@@ -235,11 +273,7 @@ def _strip_hashtags(text: str) -> tuple[str, list[str]]:
 def plan_basic_memory(source: Path) -> list[Planned]:
     out: list[Planned] = []
     for path in _files(source):
-        try:
-            doc = Document.parse(_read(path), path)
-        except OcmError as exc:
-            raise InvalidInput(f"cannot import {path}: {exc}") from None
-        fm = doc.frontmatter.data
+        fm, doc = _foreign_note(path)
         heading = next((b.title for b in doc.blocks if b.level == 1), "")
         title = str(fm.get("title") or heading or path.stem).strip()
         note_tags = fm.get("tags") or []
@@ -334,12 +368,7 @@ def plan_claude(source: Path) -> list[Planned]:
         if path.name.lower() == "memory.md":
             out += _plan_claude_markdown(path, "preference", skip_links=True)
             continue
-        text = _read(path)
-        try:
-            doc = Document.parse(text, path)
-        except OcmError as exc:
-            raise InvalidInput(f"cannot import {path}: {exc}") from None
-        fm = doc.frontmatter.data
+        fm, doc = _foreign_note(path)
         if fm.get("type") or fm.get("name") or fm.get("description"):
             body = "\n".join(line for b in doc.blocks
                              for line in ([b.heading] if b.level else []) + b.lines).strip()

@@ -230,3 +230,37 @@ def test_auto_format_refuses_what_it_does_not_recognise(project: Project, tmp_pa
     # Named explicitly, a Markdown file is still importable as CLAUDE.md-style notes.
     if name == "README.md":
         assert project.import_notes(src, fmt="claude", dry_run=True)["planned"] >= 1
+
+
+def test_topic_files_with_toml_or_json_frontmatter(project: Project, tmp_path: Path) -> None:
+    """Other tools' notes carry TOML (`+++`) or JSON frontmatter as well as YAML: each is read
+    for its fields (python-frontmatter), and the frontmatter never becomes a record's text."""
+    auto = tmp_path / "memory"
+    auto.mkdir()
+    (auto / "MEMORY.md").write_text(MEMORY_MD)
+    (auto / "toml_topic.md").write_text(
+        '+++\nname = "Release steps"\ntype = "reference"\n'
+        'description = "Tag, then push the tag"\n+++\n\nRun `make release` after tagging.\n')
+    (auto / "json_topic.md").write_text(
+        '{\n  "name": "Editor preference",\n  "type": "user"\n}\n\nTabs are four spaces.\n')
+    project.import_notes(auto)
+    by_title = {n.title: n for n in memories(project)}
+    toml_note, json_note = by_title["Release steps"], by_title["Editor preference"]
+    assert toml_note.type == "reference"
+    assert toml_note.content.startswith("Tag, then push the tag")
+    assert "make release" in toml_note.content and "+++" not in toml_note.content
+    assert json_note.type == "preference" and json_note.content == "Tabs are four spaces."
+
+
+@pytest.mark.parametrize("head", ['+++\nname = "unclosed\n+++\n', "---\nname: [a\n---\n"])
+def test_bad_frontmatter_in_an_import_is_one_line_and_writes_nothing(
+        project: Project, tmp_path: Path, run_ocm, head: str) -> None:
+    auto = tmp_path / "memory"
+    auto.mkdir()
+    (auto / "MEMORY.md").write_text(MEMORY_MD)
+    (auto / "broken.md").write_text(head + "\nbody\n")
+    before = snapshot(project.vault.root)
+    out = run_ocm("import", str(auto), "--format", "claude", check=False)
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "broken.md: bad frontmatter" in out.stderr
+    assert snapshot(project.vault.root) == before

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ocm.indexer.likeness import Likeness  # noqa: E402
-from ocm.vault.alike import nearcopies, supersede  # noqa: E402
+from ocm.vault.alike import nearcopies, words  # noqa: E402
+from ocm.vault.folder import read_document  # noqa: E402
 from ocm.vault.memories import MemoryNote, default_title  # noqa: E402
-from ocm.vault.store import read_document  # noqa: E402
 
 PAIRS = ROOT / "bench" / "data" / "coding" / "supersede_pairs.jsonl"
 CODING = ROOT / "bench" / "data" / "coding" / "vault" / "memories"
@@ -83,7 +83,7 @@ def records() -> tuple[list[Record], list[tuple[Record, Record]]]:
 
 
 def measure(a: Record, b: Record) -> tuple[float, float | None]:
-    return supersede.cosine(nearcopies.bag(a[2]), nearcopies.bag(b[2])), MEANING(a[2], b[2])
+    return words.cosine(nearcopies.bag(a[2]), nearcopies.bag(b[2])), MEANING(a[2], b[2])
 
 
 def flagged(rows: list[tuple[float, float | None]], words: float, meaning: float,

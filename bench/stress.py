@@ -502,8 +502,8 @@ def run_session_race(base: Path, writers: int, seed: int, report: Report) -> Non
     """`writers` processes send their first checkpoint for one new host session id at the
     same instant: one session note must hold every item."""
     from ocm.project import Project
+    from ocm.vault.folder import read_document
     from ocm.vault.sessions import SessionNote
-    from ocm.vault.store import read_document
 
     repo = make_repo(base / "race")
     home = base / "race-home"
@@ -534,9 +534,9 @@ def run_session_race(base: Path, writers: int, seed: int, report: Report) -> Non
 
 def check_writers(repo: Path, home: Path, records: list[dict[str, Any]], report: Report) -> None:
     from ocm.project import Project
+    from ocm.vault.folder import read_document
     from ocm.vault.memories import MemoryNote
     from ocm.vault.sessions import SessionNote
-    from ocm.vault.store import read_document
 
     vault = repo / VAULT
     done = [r for r in records if r.get("phase") != "start" and r["op"] != "own_session"]
@@ -677,7 +677,8 @@ def _chain_errors(key: str, ids: list[str], memories: dict[str, Any],
 def _torn(vault: Path, problems: list[str]) -> int:
     """`.md` files under the vault that are empty or do not parse; temp files listed as notes."""
     from ocm.vault.errors import OcmError
-    from ocm.vault.store import Vault, read_document
+    from ocm.vault.folder import read_document
+    from ocm.vault.store import Vault
 
     torn = 0
     for sub in ("sessions", "memories"):
@@ -811,8 +812,8 @@ def finish_half_supersedes(vault: Path, repo: Path, home: Path, report: Report) 
 
 def _keys_with_several_active(vault: Path, problems: list[str]) -> list[str]:
     """Keys that more than one active memory claims (a supersede cut in half)."""
+    from ocm.vault.folder import read_document
     from ocm.vault.memories import MemoryNote
-    from ocm.vault.store import read_document
 
     active: dict[str, list[str]] = defaultdict(list)
     for path in (vault / "memories").rglob("*.md"):

@@ -160,8 +160,8 @@ def replay(meaning: bool = True) -> dict:
     """Every (older, newer) pair of records of one type in the coding vault, whatever their
     status, judged as a write of the newer would judge it: which rule would supersede, and
     whether the vault itself records the older as superseded by the newer."""
+    from ocm.vault.folder import read_document
     from ocm.vault.memories import MemoryNote
-    from ocm.vault.store import read_document
 
     vault = ROOT / "bench" / "data" / "coding" / "vault" / "memories"
     notes = [MemoryNote(read_document(path)) for path in sorted(vault.rglob("*.md"))]

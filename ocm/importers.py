@@ -31,11 +31,12 @@ import frontmatter
 import yaml
 from frontmatter.default_handlers import BaseHandler, JSONHandler, YAMLHandler
 
+from ocm.vault.boundary import MAX_NOTE_BYTES
 from ocm.vault.errors import InvalidInput, OcmError
+from ocm.vault.folder import read_note_text
 from ocm.vault.ids import slugify
 from ocm.vault.markdown import Document
 from ocm.vault.memories import MAX_CONTENT_CHARS, canonical_type
-from ocm.vault.store import MAX_NOTE_BYTES, read_note_text
 
 FORMATS = ("auto", "mcp-memory", "basic-memory", "claude", "ocm")
 MAX_IMPORT_FILES = 5000

@@ -25,6 +25,7 @@ from ocm.vault import projects as registry
 from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
+from ocm.vault.folder import WriteResult, read_document, read_note_text
 from ocm.vault.ids import validate_id
 from ocm.vault.memories import (
     MEMORY_STATUSES,
@@ -37,7 +38,7 @@ from ocm.vault.memories import (
 from ocm.vault.scan import MEMORIES_DIR
 from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
 from ocm.vault.settle import settled_document
-from ocm.vault.store import Vault, WriteResult, read_document, read_note_text
+from ocm.vault.store import Vault
 
 if TYPE_CHECKING:
     from ocm.indexer.index import NoteIndex, SyncReport

@@ -79,8 +79,8 @@ def test_lone_surrogate_creates_no_session(project) -> None:
 def test_bom_and_crlf_notes_are_edited_in_their_own_style(project) -> None:
     """A BOM and CRLF line endings are not bad input: the note keeps both, and a person's
     extra section, through a checkpoint."""
+    from ocm.vault.folder import read_document
     from ocm.vault.sessions import CheckpointInput, SessionNote
-    from ocm.vault.store import read_document
 
     result = project.checkpoint(CheckpointInput(goal="Port the parser."), tool="claude-code")
     text = result.path.read_text(encoding="utf-8")

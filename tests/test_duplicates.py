@@ -11,9 +11,9 @@ from pathlib import Path
 from ocm.agents.brief import session_brief
 from ocm.project import Project
 from ocm.vault.duplicates import duplicate_ids, keeper_rank
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CheckpointInput
-from ocm.vault.store import read_document
 
 
 def test_duplicated_memory_is_listed_once_and_edited_in_its_own_file(

@@ -15,8 +15,8 @@ import pytest
 
 import ocm.project
 from ocm.project import Project
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
-from ocm.vault.store import read_document
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 

@@ -9,8 +9,8 @@ import pytest
 
 from ocm.project import Project
 from ocm.vault.errors import InvalidInput
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
-from ocm.vault.store import read_document
 
 from .conftest import make_repo, snapshot
 

@@ -64,3 +64,82 @@ def test_vault_imports_no_other_layer() -> None:
 
 def test_indexer_imports_nothing_above_it() -> None:
     assert violations(PACKAGE, "indexer") == []
+
+
+def module_name(path: Path, package_dir: Path) -> str:
+    parts = ["ocm", *path.relative_to(package_dir).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package_dir: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (an imported name is resolved to the longest
+    prefix that is a module: `ocm.vault.store.Vault` -> `ocm.vault.store`)."""
+    paths = {module_name(p, package_dir): p for p in package_dir.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        targets = set()
+        for imported in imported_modules(path, package_dir):
+            parts = imported.split(".")
+            while parts and ".".join(parts) not in paths:
+                parts.pop()
+            if parts and ".".join(parts) != name:
+                targets.add(".".join(parts))
+        graph[name] = targets
+    return graph
+
+
+def circles(package_dir: Path) -> list[list[str]]:
+    """Each group of modules that import each other, directly or through others (the
+    strongly connected components of the import graph with more than one module)."""
+    graph = import_graph(package_dir)
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in order:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], order[nxt])
+        if low[node] == order[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    return sorted(found)
+
+
+def test_a_planted_circle_is_found(tmp_path: Path) -> None:
+    """Two modules importing each other (one lazily, inside a function), and a longer ring of
+    three, are each reported; a package's `__init__` and a one-way import are not."""
+    package_dir = tmp_path / "ocm"
+    (package_dir / "vault" / "alike").mkdir(parents=True)
+    (package_dir / "agents").mkdir()
+    (package_dir / "vault" / "__init__.py").write_text("", encoding="utf-8")
+    (package_dir / "vault" / "store.py").write_text(
+        "from .alike.near import judge\nfrom . import ids\n", encoding="utf-8")
+    (package_dir / "vault" / "ids.py").write_text("import ocm.vault\n", encoding="utf-8")
+    (package_dir / "vault" / "alike" / "near.py").write_text(
+        "def judge():\n    from ..store import Vault\n", encoding="utf-8")
+    (package_dir / "agents" / "a.py").write_text("from .b import x\n", encoding="utf-8")
+    (package_dir / "agents" / "b.py").write_text("from ocm.agents import c\n", encoding="utf-8")
+    (package_dir / "agents" / "c.py").write_text("from . import a\n", encoding="utf-8")
+    assert circles(package_dir) == [["ocm.agents.a", "ocm.agents.b", "ocm.agents.c"],
+                                    ["ocm.vault.alike.near", "ocm.vault.store"]]
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert circles(PACKAGE) == []

@@ -13,8 +13,8 @@ import pytest
 from ocm.indexer import embed
 from ocm.project import Project
 from ocm.vault.alike import supersede
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
-from ocm.vault.store import read_document
 
 from .conftest import snapshot
 

@@ -9,9 +9,9 @@ import pytest
 
 from ocm.project import Project
 from ocm.vault.errors import Conflict, InvalidInput, NotFound
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MEMORY_TYPES, MemoryNote, canonical_type
 from ocm.vault.sessions import CheckpointInput
-from ocm.vault.store import read_document
 
 from .conftest import git, snapshot
 

@@ -11,11 +11,11 @@ import yaml
 
 from ocm.project import Project
 from ocm.vault.errors import InvalidInput
+from ocm.vault.folder import read_document
 from ocm.vault.links import link, unlink
 from ocm.vault.memories import MemoryNote
 from ocm.vault.obsidian import BASE_NAME, BASE_TEXT
 from ocm.vault.sessions import CheckpointInput
-from ocm.vault.store import read_document
 
 from .conftest import snapshot
 

@@ -9,8 +9,8 @@ import pytest
 from ocm.indexer.likeness import Likeness
 from ocm.project import Project
 from ocm.vault.alike import plandone, supersede
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
-from ocm.vault.store import read_document
 
 FILE = "src/lib/constants.ts"
 PLAN = "constants.ts is 800 lines and should be split"

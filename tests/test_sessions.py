@@ -8,8 +8,8 @@ import pytest
 
 from ocm.project import Project
 from ocm.vault.errors import Conflict, InvalidInput, NotFound
+from ocm.vault.folder import read_document
 from ocm.vault.sessions import CheckpointInput, PlanFile, Reference, SessionNote, origin_type
-from ocm.vault.store import read_document
 
 from .conftest import git, snapshot
 

@@ -24,8 +24,8 @@ def test_a_supersede_cut_in_half_is_finished_by_the_next_write(project, monkeypa
     """Regression: killed between writing the new record and marking the old one, a keyed
     supersede left two active records, and the next supersede only retired one of them."""
     from ocm.vault import store
+    from ocm.vault.folder import read_document
     from ocm.vault.memories import MemoryNote
-    from ocm.vault.store import read_document
 
     first = project.remember("Pool size 20.", "decision", key="db.pool").id
 

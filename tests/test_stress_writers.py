@@ -88,8 +88,8 @@ def test_a_save_during_our_fsync_is_merged_not_overwritten(project, monkeypatch)
     fsynced, so an editor saving during that fsync was silently overwritten."""
     import os
 
+    from ocm.vault.folder import read_document
     from ocm.vault.sessions import CheckpointInput, SessionNote
-    from ocm.vault.store import read_document
 
     note = project.checkpoint(CheckpointInput(goal="Tune the cache."), tool="claude-code")
     real_fsync = os.fsync

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ocm.project import Project
 from ocm.vault.alike.supersede import judge, similarity
+from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CheckpointInput
-from ocm.vault.store import read_document
 
 from .conftest import snapshot
 

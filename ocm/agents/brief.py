@@ -16,10 +16,11 @@ from ocm.indexer.recall import build_brief
 from ocm.vault import journal
 from ocm.vault.duplicates import one_per_id
 from ocm.vault.errors import OcmError
+from ocm.vault.folder import read_document
 from ocm.vault.git.staleness import mark_stale
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
 from ocm.vault.sessions import SessionNote
-from ocm.vault.store import Vault, read_document
+from ocm.vault.store import Vault
 
 if TYPE_CHECKING:
     from ocm.project import Project

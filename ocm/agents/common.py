@@ -9,11 +9,13 @@ command and whether it failed). Nothing here writes anything.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any
 
 HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf")
@@ -24,6 +26,16 @@ HOST_ALIASES = {
     "opencode": "opencode", "open-code": "opencode", "windsurf": "windsurf",
     "cascade": "windsurf",
 }
+# Each host's module under ocm/agents/ (its event table, payload and transcript parsers,
+# what `ocm init` writes for it).
+MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
+           "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
+           "windsurf": "windsurf"}
+
+
+def host_module(host: str) -> ModuleType:
+    return importlib.import_module(f"ocm.agents.{MODULES[host]}")
+
 
 # Canonical kinds of event, whatever the host calls them.
 START, PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL, COMPACT, STOP, END, IGNORE = (

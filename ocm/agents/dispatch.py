@@ -10,11 +10,9 @@ imports Whoosh or MCP, and `run` never raises: every problem is logged under the
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import time
-from types import ModuleType
 
 from ocm.vault import journal
 
@@ -25,16 +23,9 @@ TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
     from typing import Any
 
-MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
-           "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
-           "windsurf": "windsurf"}
 MAX_PAYLOAD_BYTES = 8_000_000
 DEDUPE_WINDOW_S = 30.0
 _SEEN = "seen"
-
-
-def host_module(host: str) -> ModuleType:
-    return importlib.import_module(f"ocm.agents.{MODULES[host]}")
 
 
 def _parse_argv(argv: list[str]) -> tuple[str | None, str | None, dict[str, str], str]:
@@ -230,7 +221,7 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         quiet.close_quiet(project, vault_dir, env, ev.host, ev.session_id)
     except Exception as exc:  # noqa: BLE001 - this event's own work still goes on
         journal.log(vault_dir, f"quiet close failed: {type(exc).__name__}: {exc}")
-    no_end = getattr(host_module(ev.host), "NO_SESSION_END", False)
+    no_end = getattr(c.host_module(ev.host), "NO_SESSION_END", False)
     if no_end and ev.kind in (c.STOP, c.COMPACT):
         note_id = _session(project, ev, create=False)
         if note_id:  # its last activity, for the quiet-period close
@@ -358,16 +349,16 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         host_arg, event_arg, opts, argv_problem = _parse_argv(argv)
         data, problem = _decode(raw)
         problem = argv_problem or problem
-        normalise = getattr(host_module(host_arg), "normalise", None) if host_arg else None
+        normalise = getattr(c.host_module(host_arg), "normalise", None) if host_arg else None
         if normalise is not None:
             data = normalise(data)  # Windsurf's envelope
         event = c.kebab(event_arg or str(c.get(data, "hook_event_name") or ""))
         host = c.detect_host(host_arg, data, env)
         table_host = host_arg or host
-        kind = host_module(table_host).EVENTS.get(event, c.IGNORE)
+        kind = c.host_module(table_host).EVENTS.get(event, c.IGNORE)
         if kind == c.IGNORE:
-            for name in MODULES:  # an event name from another host's table
-                kind = host_module(name).EVENTS.get(event, c.IGNORE)
+            for name in c.MODULES:  # an event name from another host's table
+                kind = c.host_module(name).EVENTS.get(event, c.IGNORE)
                 if kind != c.IGNORE:
                     break
         ev = c.parse(host, table_host, event, kind, data)
@@ -381,7 +372,7 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
             journal.log(vault_dir, f"{table_host} {event or '?'}: "
                                    f"{problem or 'event not handled'}; no-op")
             return _output(host, table_host, kind, None)
-        cap = getattr(host_module(host), "CAP", 10_000)
+        cap = getattr(c.host_module(host), "CAP", 10_000)
         if ev.kind in c.FREQUENT:
             _journal_event(ev, vault_dir, raw)
             context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (
@@ -390,13 +381,13 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
         if not ev.session_id and kind in (c.START, c.COMPACT, c.END):
             journal.log(vault_dir, f"{table_host} {event}: no session id in the payload; no-op")
             return _output(host, table_host, kind, None)
-        source = getattr(host_module(ev.host), "transcript_source", None)
+        source = getattr(c.host_module(ev.host), "transcript_source", None)
         if source is not None and kind in (c.STOP, c.COMPACT, c.END) and not ev.transcript_path:
             ev.transcript_path = source(ev, vault_dir, env)  # OpenCode: from its database
         if kind == c.STOP and not journal.pending(vault_dir) and not transcript.has_news(
                 ev, vault_dir, env):
             return _output(host, table_host, kind, None)  # nothing to fold: no imports at all
-        real = getattr(host_module(host), "compaction_is_real", None)
+        real = getattr(c.host_module(host), "compaction_is_real", None)
         if kind == c.COMPACT and real is not None and not real(data, env):
             return _output(host, table_host, kind, None)  # Gemini: before every model call
         key = ev.dedupe_key()
@@ -418,9 +409,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
 
 
 def _output(host: str, table_host: str, kind: str, context: str | None) -> str:
-    parts = [host_module(host).output(kind, context)]
+    parts = [c.host_module(host).output(kind, context)]
     if table_host != host:
-        parts.append(host_module(table_host).output(kind, context))
+        parts.append(c.host_module(table_host).output(kind, context))
     return _merge_outputs(parts)
 
 

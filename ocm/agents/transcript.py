@@ -141,9 +141,7 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
         from ocm.vault import transcripts
         from ocm.vault.links import link
 
-        from .dispatch import host_module
-
-        module = host_module(ev.host)
+        module = c.host_module(ev.host)
         parse = getattr(module, "parse_transcript", None)
         if parse is None:
             return []

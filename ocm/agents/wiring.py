@@ -13,8 +13,7 @@ from typing import Any
 
 from . import installer
 from .base import InstallContext, executables
-from .common import HOSTS, canonical_host
-from .dispatch import host_module
+from .common import HOSTS, canonical_host, host_module
 
 MANIFEST_NAME = ".install-manifest.json"  # dot file: invisible to Obsidian
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ocm.indexer.search import Hit
-    from ocm.vault.store import WriteResult
+    from ocm.vault.folder import WriteResult
 
 
 def _json_value(value: Any) -> str:

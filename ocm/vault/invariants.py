@@ -11,7 +11,7 @@ A merge or a pull can bring in states no single ocm process would write:
 Repairs are deterministic (they depend only on the notes, and stamp `updated` with the
 latest time already in them), so clones that repair the same merged state write the same
 bytes and git merges them without a conflict. Callers hold nothing: each repair takes the
-vault's memories lock and edits through `Vault._edit` (read-modify-write).
+vault's memories lock and edits through `NoteFolder._edit` (read-modify-write).
 """
 
 from __future__ import annotations
@@ -19,17 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import locks
 from .atomic import locked
 from .errors import NotFound, OcmError
+from .folder import NoteFolder, read_document
 from .links import link
 from .markdown import Document
 from .memories import MemoryNote
-
-if TYPE_CHECKING:
-    from .store import Vault
 
 MERGED = "merged"
 MAX_CHAIN = 10_000
@@ -50,7 +47,7 @@ def _names(item: Item) -> set[str]:
     return {item[1].id, item[0].stem}
 
 
-def active_with_keys(vault: Vault, keys: set[str]) -> dict[str, list[Item]]:
+def active_with_keys(vault: NoteFolder, keys: set[str]) -> dict[str, list[Item]]:
     """key -> every active record holding it (a cheap look at each file's head first)."""
     out: dict[str, list[Item]] = {}
     if not keys:
@@ -65,8 +62,6 @@ def active_with_keys(vault: Vault, keys: set[str]) -> dict[str, list[Item]]:
             continue
         if "key:" not in head or not any(a in head or b in head for _, a, b in needles):
             continue
-        from .store import read_document
-
         try:
             note = MemoryNote(read_document(path))
         except OcmError:
@@ -76,7 +71,7 @@ def active_with_keys(vault: Vault, keys: set[str]) -> dict[str, list[Item]]:
     return out
 
 
-def settle_key(vault: Vault, found: list[Item]) -> Item:
+def settle_key(vault: NoteFolder, found: list[Item]) -> Item:
     """Several active records for one key: each older one is superseded by the next newer
     one. Returns the record that stays active. The caller holds the memories lock."""
     found = sorted(found, key=_order)
@@ -86,7 +81,7 @@ def settle_key(vault: Vault, found: list[Item]) -> Item:
     return found[-1]
 
 
-def _retire(vault: Vault, older: Item, newer: Item, stamp: datetime | None) -> None:
+def _retire(vault: NoteFolder, older: Item, newer: Item, stamp: datetime | None) -> None:
     (old_path, old), (new_path, new) = older, newer
     completing = new.supersedes in _names(older)  # a supersede cut short, not a merge
 
@@ -117,7 +112,7 @@ def _retire(vault: Vault, older: Item, newer: Item, stamp: datetime | None) -> N
                 doc).set("superseded_by", link(old_path.stem)))
 
 
-def _cycle(vault: Vault, start: Item) -> list[Item]:
+def _cycle(vault: NoteFolder, start: Item) -> list[Item]:
     """The supersede cycle `start` leads into, or []."""
     chain = [start]
     seen = {start[1].id: 0, start[0].stem: 0}
@@ -137,7 +132,7 @@ def _cycle(vault: Vault, start: Item) -> list[Item]:
     return []
 
 
-def _break_cycle(vault: Vault, cycle: list[Item]) -> MemoryNote:
+def _break_cycle(vault: NoteFolder, cycle: list[Item]) -> MemoryNote:
     newest = max(cycle, key=_order)
     at = cycle.index(newest)
     before, after = cycle[at - 1], cycle[(at + 1) % len(cycle)]
@@ -159,11 +154,9 @@ def _break_cycle(vault: Vault, cycle: list[Item]) -> MemoryNote:
     return newest[1]
 
 
-def restore(vault: Vault, changed: Iterable[str]) -> list[str]:
+def restore(vault: NoteFolder, changed: Iterable[str]) -> list[str]:
     """Check the memories a sync saw change (vault-relative paths) and repair what a merge
     broke; returns one line per repair (nothing when all holds)."""
-    from .store import read_document
-
     items: list[Item] = []
     for rel in changed:
         if not rel.startswith("memories/"):
@@ -205,7 +198,7 @@ def restore(vault: Vault, changed: Iterable[str]) -> list[str]:
     return notices
 
 
-def active_with_key(vault: Vault, key: str) -> Item | None:
+def active_with_key(vault: NoteFolder, key: str) -> Item | None:
     """The one active record of `key`, settling several into one first."""
     found = active_with_keys(vault, {key}).get(key, [])
     if len(found) > 1:

@@ -2,7 +2,7 @@
 leaves it: reactivate a resolved, superseded or archived record; re-stamp a stale one as
 verified against HEAD; drop the links that pointed at a deleted record.
 
-Every change runs under the vault's memories lock, through `Vault._edit` (read-modify-write,
+Every change runs under the vault's memories lock, through `NoteFolder._edit` (read-modify-write,
 re-applied if an editor saved meanwhile), and touches nothing when there is nothing to do.
 """
 
@@ -10,30 +10,26 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import locks
 from .atomic import locked
 from .clock import now
 from .errors import Conflict, InvalidInput, OcmError
+from .folder import NoteFolder, WriteResult
 from .git import info as gitinfo
+from .invariants import active_with_key
 from .links import unlink
 from .markdown import Document
 from .memories import MemoryNote
 from .sessions import SessionNote
 
-if TYPE_CHECKING:
-    from .store import Vault, WriteResult
-
 
 def _result(note_id: str, path: Path, status: str, changed: bool,
             notice: str | None = None) -> WriteResult:
-    from .store import WriteResult
-
     return WriteResult(note_id, path, status, "memory", changed=changed, notice=notice)
 
 
-def reactivate(vault: Vault, memory_id: str) -> WriteResult:
+def reactivate(vault: NoteFolder, memory_id: str) -> WriteResult:
     """Make a resolved, superseded or archived memory active again. Its `superseded_by`
     and `resolution` go (they no longer hold), and so does its replacement's `supersedes`
     link to it: the replacement stays active and no longer claims to replace it. A record
@@ -43,7 +39,7 @@ def reactivate(vault: Vault, memory_id: str) -> WriteResult:
         if note.status == "active":
             return _result(note.id, path, "active", False, f"{note.id} is already active")
         if note.key:
-            held = vault.active_with_key(note.key)
+            held = active_with_key(vault, note.key)
             if held is not None and held[1].id != note.id:
                 raise Conflict(
                     f"key {note.key!r} belongs to active memory {held[1].id} "
@@ -70,7 +66,7 @@ def reactivate(vault: Vault, memory_id: str) -> WriteResult:
     return _result(note.id, path, "active", True, notice)
 
 
-def verify(vault: Vault, memory_id: str) -> WriteResult:
+def verify(vault: NoteFolder, memory_id: str) -> WriteResult:
     """Re-stamp a memory's `git_sha` with HEAD: a person or agent checked it against the
     code as it is now, so `ocm stale` stops flagging it for changes made before."""
     sha = gitinfo.head_sha(vault.project_root) if vault.scope == "project" else None
@@ -98,7 +94,7 @@ def verify(vault: Vault, memory_id: str) -> WriteResult:
     return _result(memo.id, path, memo.status, changed, notice)
 
 
-def drop_links_to(vault: Vault, deleted: MemoryNote, deleted_path: Path) -> list[str]:
+def drop_links_to(vault: NoteFolder, deleted: MemoryNote, deleted_path: Path) -> list[str]:
     """After a memory file was deleted: remove `supersedes`/`superseded_by` links to it from
     other memories, and its line from its session's `## Memories`. Returns the notes edited.
     A record it had superseded stays superseded (that judgement still holds); its

@@ -15,10 +15,10 @@ from .markdown import Document
 from .memories import MemoryNote
 
 if TYPE_CHECKING:
-    from .store import Vault
+    from .folder import NoteFolder
 
 
-def rename_session(vault: Vault, path: Path, slug: str | None) -> Path:
+def rename_session(vault: NoteFolder, path: Path, slug: str | None) -> Path:
     """Give a session created before it had a slug the seed's file name, once."""
     if not slug:
         return path
@@ -35,7 +35,7 @@ def rename_session(vault: Vault, path: Path, slug: str | None) -> Path:
     return target
 
 
-def _relink(vault: Vault, old_stem: str, new_stem: str) -> None:
+def _relink(vault: NoteFolder, old_stem: str, new_stem: str) -> None:
     """After a session's one rename, point its memories' and its transcript's `session`
     links at the new file name (Obsidian resolves links by file name; ids keep working
     either way)."""

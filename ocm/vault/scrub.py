@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .folder import read_note_text
 from .markdown import Document
 from .redact import find_secrets, redact
-from .store import read_note_text
 
 
 def _redacted_value(value: Any) -> Any:

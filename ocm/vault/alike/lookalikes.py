@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import OcmError
+from ..folder import read_note_text
 from ..markdown import Document
 from ..memories import MemoryNote
-from ..store import read_note_text
-from .supersede import cosine, tokens
+from .words import cosine, tokens
 
 if TYPE_CHECKING:
-    from ..store import Vault
+    from ..folder import NoteFolder
 
 MAX_SCAN = 5000
 # The raw look counts words a little differently from the parsed record (the title line as
@@ -39,7 +39,7 @@ def words(title: str, text: str) -> Counter[str]:
     return Counter(tokens(f"{title}\n{title}\n{text}"))
 
 
-def record_paths(vault: Vault, memory_type: str, candidates: list[Path] | None
+def record_paths(vault: NoteFolder, memory_type: str, candidates: list[Path] | None
                  ) -> list[Path] | None:
     """The record files a new record of `memory_type` is compared with: `candidates` when
     the caller found them (the index's best matches), else the type's folder, at most
@@ -87,7 +87,7 @@ def look(text: str, new_words: Counter[str]) -> Look:
 class Lookalikes:
     """The records of one type a new record (`title`, `content`) is compared with."""
 
-    def __init__(self, vault: Vault, memory_type: str, title: str, content: str,
+    def __init__(self, vault: NoteFolder, memory_type: str, title: str, content: str,
                  candidates: list[Path] | None = None) -> None:
         self.vault = vault
         self.memory_type = memory_type

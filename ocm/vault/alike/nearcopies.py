@@ -17,10 +17,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .supersede import EXCLUDED_TYPES, MAX_FACT_CHARS, Meaning, cosine, tokens
+from .supersede import EXCLUDED_TYPES, MAX_FACT_CHARS, Meaning
+from .words import cosine, tokens
 
 if TYPE_CHECKING:
-    from ..store import Vault
+    from ..folder import NoteFolder
     from .lookalikes import Lookalikes
 
 # Chosen by bench/duplicates.py --tune (see bench/README.md).
@@ -83,7 +84,7 @@ class Known:
         return None
 
 
-def in_vault(vault: Vault, meaning: Meaning | None) -> Known:
+def in_vault(vault: NoteFolder, meaning: Meaning | None) -> Known:
     """Every active memory of `vault`."""
     known = Known(meaning)
     for _, note in vault.memory_notes():

@@ -12,10 +12,10 @@ from .nearcopies import Record, copy_of
 from .supersede import Match, Meaning, best_match
 
 if TYPE_CHECKING:
-    from ..store import Vault
+    from ..folder import NoteFolder
 
 
-def compare(vault: Vault, fields: dict, title: str, content: str,
+def compare(vault: NoteFolder, fields: dict, title: str, content: str,
             candidates: list[Path] | None, meaning: Meaning | None, supersede: bool,
             near_copies: bool) -> tuple[Match | None, Record | None]:
     """(the record `fields` supersedes, the record it nearly copies), each None when there

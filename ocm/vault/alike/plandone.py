@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
+from .words import tokens
+
 # Cross-family actions: cosine of "verb + object" at least this (bench/supersede.py --tune).
 THRESHOLD_ACTION = 0.63
 ACTION_WORDS = 8  # what follows the verb, at most, in the action compared by meaning
@@ -111,7 +113,6 @@ def subject_words(text: str) -> frozenset[str]:
     """The words that name what a clause is about (paths by their file name), as
     auto-supersede counts words (stemmed, stopwords dropped), numbers and vague words left
     out."""
-    from .supersede import tokens  # that module asks this one
 
     vague = _vague(tokens)
     return frozenset(w for w in tokens(_PATH_RE.sub(_path_stem, text))

@@ -24,8 +24,6 @@ records with a `key` (keys have their own explicit supersede).
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from .lookalikes import Lookalikes
 
 from . import plandone
+from .words import cosine, tokens
 
 # Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
 THRESHOLD_SHARED_FILE = 0.77
@@ -44,43 +43,6 @@ THRESHOLD_NO_SHARED_FILE = 0.85
 THRESHOLD_WITH_MEANING = 0.72
 EXCLUDED_TYPES = frozenset({"session_summary"})
 MAX_CANDIDATES = 5
-
-_WORD_RE = re.compile(r"[A-Za-z0-9]+")
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_STOP_TEXT = """
-a an and are as at be been but by can could did do does for from had has have how i if in
-into is it its may might must no not now of on once only or our should so than that the
-their them then there these they this those to too use used uses using was we were what
-when where which while who why will with would you your all any also after before every
-each more most new old just one same very get gets got via per
-"""
-_STOPWORDS = frozenset(_STOP_TEXT.split())
-
-
-def _stem(word: str) -> str:
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
-def tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for raw in _WORD_RE.findall(_CAMEL_RE.sub(" ", text or "")):
-        word = raw.lower()
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        out.append(_stem(word))
-    return out
-
-
-def cosine(a: Counter[str], b: Counter[str]) -> float:
-    if not a or not b:
-        return 0.0
-    dot = sum(count * b[token] for token, count in a.items() if token in b)
-    norm = math.sqrt(sum(c * c for c in a.values())) * math.sqrt(sum(c * c for c in b.values()))
-    return dot / norm if norm else 0.0
-
 
 def _norm_file(path: str) -> str:
     return str(path).strip().removeprefix("./").strip("/").lower()

@@ -1,0 +1,224 @@
+"""A vault's folder of notes: its layout, finding and reading notes, and the one safe edit.
+
+Every change is read-modify-write under a cross-process lock; the note is re-read and the
+change re-applied if the file moved under us (an editor saving mid-write). The vault's
+operations (`ocm.vault.store.Vault`) and the modules they delegate to (lifecycle, rename,
+invariants, the look-alike checks) build on this class and never on each other.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any, TypeVar
+
+from . import locks
+from .atomic import atomic_write_text, file_signature, locked
+from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
+from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
+from .ids import validate_id
+from .links import unlink
+from .markdown import Document
+from .memories import MemoryNote
+from .scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
+from .settle import settled_text
+
+T = TypeVar("T")
+_WRITE_ATTEMPTS = 5
+
+
+@dataclass
+class WriteResult:
+    id: str
+    path: Path
+    status: str
+    kind: str
+    changed: bool = True
+    notice: str | None = None
+
+
+def read_note_text(path: Path) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise NotFound(f"note file {path} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NoteFormatError(path, "is a symbolic link; ocm never reads through links"
+                                  ) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(MAX_NOTE_BYTES + 1)
+        if len(raw) > MAX_NOTE_BYTES:
+            raw += handle.read()
+    if len(raw) > MAX_NOTE_BYTES:
+        raise NoteFormatError(path, f"note is {len(raw):,} bytes (max {MAX_NOTE_BYTES:,})")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(path, f"not UTF-8 (byte {exc.start})") from None
+
+
+def read_document(path: Path) -> Document:
+    return Document.parse(read_note_text(path), path)
+
+
+class NoteFolder:
+    def __init__(self, root: Path, project: str = "", project_root: Path | None = None,
+                 scope: str = "project") -> None:
+        self.root = root
+        self.project = project or root.parent.name
+        self.project_root = project_root or root.parent
+        self.scope = scope
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.root / SESSIONS_DIR
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.root / MEMORIES_DIR
+
+    @property
+    def locks_dir(self) -> Path:
+        return locks.folder(self.root)
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / ".index"
+
+    @property
+    def exists(self) -> bool:
+        """An ocm vault is here: its folder holds what `ocm init` made (sessions/ or
+        memories/), transcripts or an index. Any other folder is not one, and reading it
+        must create nothing."""
+        return is_real_dir(self.root) and any(is_real_dir(folder) for folder in (
+            self.sessions_dir, self.memories_dir, self.root / TRANSCRIPTS_DIR, self.index_dir))
+
+    def ensure_layout(self) -> None:
+        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        self.memories_dir.mkdir(parents=True, exist_ok=True)
+
+    def relpath(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def note_paths(self) -> Iterator[Path]:
+        """Every note file (dot-files, temp files and dot-folders skipped)."""
+        for rel in self.note_signatures():
+            yield self.root / rel
+
+    def note_signatures(self, folders: list[str] | None = None) -> dict[str, list[int]]:
+        """relpath -> [mtime_ns, size] for every note (ocm/vault/scan.py)."""
+        return signatures(str(self.root), folders)
+
+    def note_signature(self, rel: str) -> list[int] | None:
+        """[mtime_ns, size] of one note by its vault-relative path; None if it is gone."""
+        try:
+            st = os.lstat(os.path.join(self.root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return [st.st_mtime_ns, st.st_size] if S_ISREG(st.st_mode) else None
+
+    def kind_of(self, path: Path) -> str:
+        rel = self.relpath(path)
+        if rel.startswith(TRANSCRIPTS_DIR + "/"):
+            return "transcript"
+        return "session" if rel.startswith(SESSIONS_DIR + "/") else "memory"
+
+    def _edit(self, path: Path, lock: str, mutate: Callable[[Document], T]) -> tuple[T, bool]:
+        check_inside(self.root, path)
+        with locked(self.locks_dir, lock):
+            for _ in range(_WRITE_ATTEMPTS):
+                signature = file_signature(path)
+                text = settled_text(path, read_note_text)
+                doc = Document.parse(text, path)
+                result = mutate(doc)
+                new_text = doc.render()
+                if new_text == text:
+                    return result, False
+                check_size(path, new_text)
+                # edited under us (checked again after our fsync): re-read and re-apply
+                if atomic_write_text(path, new_text,
+                                     unchanged=lambda sig=signature: file_signature(path) == sig):
+                    return result, True
+        raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
+
+    def _frontmatter_only(self, path: Path) -> dict[str, Any] | None:
+        try:
+            with path.open("r", encoding="utf-8") as handle:
+                head = handle.read(8192)
+            if not head.startswith("---"):
+                return None
+            end = head.find("\n---", 3)
+            if end < 0:
+                return read_document(path).frontmatter.data
+            return Document.parse(head[: end + 4] + "\n", path).frontmatter.data
+        except (OcmError, OSError, UnicodeDecodeError):
+            return None
+
+    def session_headers(self) -> list[tuple[Path, dict[str, Any]]]:
+        """(path, frontmatter) of every readable session note, newest file name first."""
+        if not self.sessions_dir.is_dir():
+            return []
+        # Recursive: a person may file sessions into sub-folders in Obsidian.
+        paths = sorted((p for p in self.sessions_dir.rglob("*.md")
+                        if not any(part.startswith(".") for part in
+                                   p.relative_to(self.sessions_dir).parts)),
+                       key=lambda p: p.name, reverse=True)
+        out = []
+        for path in paths:
+            data = self._frontmatter_only(path)
+            if data is not None:
+                out.append((path, data))
+        return out
+
+    def find_session(self, session_id: str) -> Path:
+        """By ocm id, file stem, or the host's agent_session_id."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInput("session id must be a non-empty string")
+        sid = unlink(session_id)
+        if "/" in sid or "\\" in sid or "\x00" in sid or ".." in sid:
+            raise InvalidInput(f"invalid session id {sid!r}: no path separators or '..'")
+        direct = self.sessions_dir / f"{sid}.md"
+        if is_real_file(direct) and is_real_dir(self.sessions_dir):
+            return direct
+        for path, data in self.session_headers():
+            if sid in (str(data.get("id") or ""), path.stem, str(data.get("agent_session_id"))):
+                return path
+        raise NotFound(f"no session with id {sid!r} in {self.root}")
+
+    def memory_path(self, memory_type: str, memory_id: str) -> Path:
+        return self.memories_dir / memory_type / f"{memory_id}.md"
+
+    def find_memory(self, memory_id: str) -> Path:
+        mid = validate_id(unlink(memory_id), "memory id")
+        if is_real_dir(self.memories_dir):
+            # The copy that counts when a file was duplicated (ocm.vault.duplicates).
+            for folder in sorted(self.memories_dir.iterdir()):
+                candidate = folder / f"{mid}.md"
+                if is_real_dir(folder) and is_real_file(candidate):
+                    return candidate
+            # Renamed or moved by a person: identity is the frontmatter id, not the path.
+            for path in sorted(self.note_paths()):
+                if self.kind_of(path) == "memory" and (
+                        (self._frontmatter_only(path) or {}).get("id") == mid):
+                    return path
+        raise NotFound(f"no memory with id {mid!r} in {self.root}")
+
+    def read_memory(self, memory_id: str) -> tuple[Path, MemoryNote]:
+        path = self.find_memory(memory_id)
+        return path, MemoryNote(read_document(path))
+
+    def memory_notes(self) -> Iterator[tuple[Path, MemoryNote]]:
+        """Every readable memory note (broken ones are `ocm status`'s business)."""
+        for path in self.note_paths():
+            if self.kind_of(path) != "memory":
+                continue
+            try:
+                yield path, MemoryNote(read_document(path))
+            except OcmError:
+                continue

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ocm.vault.redact import find_secrets  # noqa: E402
+from ocm.vault.secrets.redact import find_secrets  # noqa: E402
 
 SUFFIXES = {".py", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
             ".pyi", ".html"}

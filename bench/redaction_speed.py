@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import stress  # noqa: E402
 
-from ocm.vault.redact import redact  # noqa: E402
+from ocm.vault.secrets.redact import redact  # noqa: E402
 
 # Each unit repeated to the wanted size: prefixes and keywords with nothing valid after them,
 # so a rule that rescans the rest of the text per occurrence turns quadratic.

@@ -26,6 +26,8 @@ from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
 from ocm.vault.folder import WriteResult, read_document, read_note_text
+from ocm.vault.freshness.scan import MEMORIES_DIR
+from ocm.vault.freshness.settle import settled_document
 from ocm.vault.ids import validate_id
 from ocm.vault.memories import (
     MEMORY_STATUSES,
@@ -35,9 +37,7 @@ from ocm.vault.memories import (
     validate_memory_status,
     validate_scope,
 )
-from ocm.vault.scan import MEMORIES_DIR
 from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, validate_tool
-from ocm.vault.settle import settled_document
 from ocm.vault.store import Vault
 
 if TYPE_CHECKING:
@@ -187,8 +187,8 @@ class Project:
     def init(self, team: bool = False, share_sessions: bool = False,
              ocm_command: str = "ocm") -> dict[str, Any]:
         """Create the vault (git-ignored), register it; `team` (or a vault a teammate
-        committed) shares it through git instead (`ocm.vault.team`)."""
-        from ocm.vault import team as team_mode
+        committed) shares it through git instead (`ocm.vault.team.mode`)."""
+        from ocm.vault.team import mode as team_mode
 
         self.vault.ensure_layout()
         gitignore = self.root / ".gitignore"
@@ -216,21 +216,21 @@ class Project:
                 "obsidian_base": write_base(self.vault.root), "team": shared}
 
     def team_on(self, share_sessions: bool = False, ocm_command: str = "ocm") -> dict[str, Any]:
-        """Share the vault through the project's git repository (see `ocm.vault.team`)."""
-        from ocm.vault import team as team_mode
+        """Share the vault through the project's git repository (see `ocm.vault.team.mode`)."""
+        from ocm.vault.team import mode as team_mode
 
         self.vault.ensure_layout()
         return team_mode.enable(self.vault.root, self.root, ocm_command, share_sessions)
 
     def team_off(self) -> dict[str, Any]:
-        from ocm.vault import team as team_mode
+        from ocm.vault.team import mode as team_mode
 
         return team_mode.disable(self.vault.root, self.root)
 
     def resolve_conflicts(self, paths: list[Path]) -> list[dict[str, Any]]:
-        """Merge notes git left with conflict markers (`ocm.vault.merge.resolve_file`):
+        """Merge notes git left with conflict markers (`ocm.vault.team.merge.resolve_file`):
         the ones named, else every one in the vault."""
-        from ocm.vault.merge import conflicted_notes, resolve_file
+        from ocm.vault.team.merge import conflicted_notes, resolve_file
 
         base = self.vault.root.resolve()
         targets = [Path(p).expanduser().resolve() for p in paths] or [
@@ -306,11 +306,11 @@ class Project:
 
     def fold_journal(self) -> None:
         """Apply what hooks journaled (files, prompts, commands) to the session notes."""
-        from ocm.vault import journal
+        from ocm.vault.freshness import journal
 
         if not journal.pending(self.vault.root):
             return
-        from ocm.vault import scanahead
+        from ocm.vault.freshness import scanahead
 
         # The notes change now: a listing of them taken ahead may hold them as they were.
         scanahead.discard(str(self.vault.root))
@@ -329,7 +329,7 @@ class Project:
         if report.notice:
             self.notices.append(report.notice)
         if report.paths:  # a pull, a merge or an editor changed notes: one key, no cycles
-            from ocm.vault.invariants import restore
+            from ocm.vault.team.invariants import restore
 
             repairs = restore(vault, report.paths)
             if repairs:
@@ -658,7 +658,7 @@ class Project:
         # searches the index as it stands meanwhile and keeps what it found when the
         # listing says nothing changed; else the index is brought up to date and searched
         # again, so the hits are always a search after the check.
-        from ocm.vault import journal
+        from ocm.vault.freshness import journal
 
         presumed = [] if journal.pending(self.vault.root) else [
             index for vault in vaults if (index := self.index_for(vault)).presume()]
@@ -761,7 +761,7 @@ class Project:
         out: dict[str, Any] = {"format": fmt, "source": str(src.resolve()), "dry_run": dry_run,
                                "planned": len(plan), "created": [], "skipped": 0,
                                "near_copies": 0, "by_type": {}, "items": []}
-        from ocm.vault.redact import redact
+        from ocm.vault.secrets.redact import redact
 
         for item in plan:
             # Compared as stored: a record that held a secret was stored redacted.
@@ -799,7 +799,7 @@ class Project:
                  dry_run: bool) -> dict[str, Any]:
         from ocm.vault.atomic import atomic_write_text
         from ocm.vault.boundary import check_inside
-        from ocm.vault.redact import redact
+        from ocm.vault.secrets.redact import redact
 
         out: dict[str, Any] = {"format": "ocm", "dry_run": dry_run, "planned": len(notes),
                                "created": [], "skipped": 0, "by_type": {}, "items": []}
@@ -950,7 +950,7 @@ class Project:
     # -- status -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         from ocm.vault.duplicates import duplicate_ids
-        from ocm.vault.merge import conflicted_notes
+        from ocm.vault.team.merge import conflicted_notes
 
         swept = self.sweep_temp_files()
         if swept:

@@ -18,8 +18,8 @@ import pytest
 from ocm.project import Project
 from ocm.vault.errors import Conflict
 from ocm.vault.folder import read_document
+from ocm.vault.freshness.settle import SETTLE_SECONDS
 from ocm.vault.sessions import CheckpointInput, SessionNote
-from ocm.vault.settle import SETTLE_SECONDS
 
 # Truncates the note, then writes it back in two parts (the first ends inside the
 # frontmatter) with pauses, as an editor saving in place over a slow disk would.

@@ -1,4 +1,4 @@
-"""Tests for ocm.vault.redact.
+"""Tests for ocm.vault.secrets.redact.
 
 Every fake secret is assembled at import time from a prefix and seeded pseudo-random filler,
 so this file contains nothing that a secret scanner would flag as a leaked credential.
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ocm.vault.redact as redact_module
-from ocm.vault.redact import REDACTION_KINDS, find_secrets, redact
+import ocm.vault.secrets.redact as redact_module
+from ocm.vault.secrets.redact import REDACTION_KINDS, find_secrets, redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_ALNUM = string.ascii_uppercase + string.digits

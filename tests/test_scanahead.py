@@ -1,5 +1,5 @@
-"""The listing taken ahead by `find` (ocm/vault/scanahead.py) records exactly the notes the
-in-process scan does, and an index that finds it byte for byte as it last matched its
+"""The listing taken ahead by `find` (ocm/vault/freshness/scanahead.py) records exactly the notes
+the in-process scan does, and an index that finds it byte for byte as it last matched its
 manifest skips the scan; any change to a note (even 1 ns of mtime) is still indexed. Real
 `find`, real Whoosh index."""
 
@@ -16,7 +16,7 @@ from ocm.indexer import embed
 from ocm.indexer.index import LISTING, NoteIndex
 from ocm.indexer.manifest import Manifest
 from ocm.project import Project
-from ocm.vault import scanahead
+from ocm.vault.freshness import scanahead
 from ocm.vault.store import Vault
 
 pytestmark = pytest.mark.skipif(

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from ocm.mcp_server.server import build_server
-from ocm.vault.redact import REDACTION_KINDS, find_secrets, redact
+from ocm.vault.secrets.redact import REDACTION_KINDS, find_secrets, redact
 from tests.test_stress_writers import load_stress
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))

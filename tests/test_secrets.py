@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocm.vault.redact import REDACTION_KINDS
+from ocm.vault.secrets.redact import REDACTION_KINDS
 from tests.test_stress_writers import load_stress
 
 stress = load_stress()

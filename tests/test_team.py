@@ -13,8 +13,8 @@ import pytest
 
 from ocm.project import Project
 from ocm.vault.markdown import Document
-from ocm.vault.merge import merge_note, sides_from_markers
-from ocm.vault.team import is_team
+from ocm.vault.team.merge import merge_note, sides_from_markers
+from ocm.vault.team.mode import is_team
 
 from .conftest import git
 

@@ -41,7 +41,7 @@ def test_gits_union_driver_duplicates_frontmatter_keys(tmp_path: Path,
     leaves two `status:` lines, a note no reader can parse."""
     monkeypatch.setenv("OCM_HOME", str(tmp_path / "home"))
     from ocm.vault.markdown import Document
-    from ocm.vault.merge import line_merge
+    from ocm.vault.team.merge import line_merge
 
     base = "---\nid: m\nstatus: active\nupdated: 2026-01-01T00:00:00\n---\n\nText\n"
     ours = base.replace("status: active", "status: resolved").replace("01T", "02T")
@@ -49,7 +49,7 @@ def test_gits_union_driver_duplicates_frontmatter_keys(tmp_path: Path,
     union, _ = line_merge(base, ours, theirs, union=True)
     with pytest.raises(Exception, match="duplicated frontmatter key"):
         Document.parse(union)
-    from ocm.vault.merge import merge_note
+    from ocm.vault.team.merge import merge_note
 
     assert Document.parse(merge_note(base, ours, theirs).text).frontmatter.data[
         "status"] == "archived"

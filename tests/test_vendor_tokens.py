@@ -15,8 +15,8 @@ import string
 
 import pytest
 
-from ocm.vault.redact import REDACTION_KINDS, find_secrets
-from ocm.vault.vendor_tokens import VENDOR_TOKENS
+from ocm.vault.secrets.redact import REDACTION_KINDS, find_secrets
+from ocm.vault.secrets.vendor_tokens import VENDOR_TOKENS
 from tests.test_stress_writers import load_stress
 
 CORPUS_KINDS = {kind for kind, *_ in load_stress().secret_corpus()}

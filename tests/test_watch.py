@@ -16,8 +16,8 @@ from datetime import datetime
 import pytest
 
 from ocm.project import Project, SearchRequest
-from ocm.vault.scan import MEMORIES_DIR, SESSIONS_DIR
-from ocm.vault.watch import NoteWatch
+from ocm.vault.freshness.scan import MEMORIES_DIR, SESSIONS_DIR
+from ocm.vault.freshness.watch import NoteWatch
 
 NOW = datetime(2026, 11, 20, 12, 0)
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Hit
 from ocm.indexer.recall import build_brief
-from ocm.vault import journal
 from ocm.vault.duplicates import one_per_id
 from ocm.vault.errors import OcmError
 from ocm.vault.folder import read_document
+from ocm.vault.freshness import journal
 from ocm.vault.git.staleness import mark_stale
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
 from ocm.vault.sessions import SessionNote

@@ -82,7 +82,7 @@ def redacted_cut(text: str, limit: int) -> str:
     """`text` with its secrets redacted, then cut to `limit` characters. Redaction comes first
     (half a key is still a leak), and a cut never keeps the front of a word it splits, since
     that word may be the front of a secret the redactor could not see whole."""
-    from ocm.vault.redact import redact
+    from ocm.vault.secrets.redact import redact
 
     text = redact(text)
     if len(text) <= limit:

@@ -1,7 +1,7 @@
 """`ocm hook <host> <event>`: one payload in, the host's output (JSON or nothing) out.
 
 Frequent events (prompt submitted, file edited or read, shell command finished) only append
-one line to the vault's journal (`ocm.vault.journal.append`: stdlib, a few milliseconds).
+one line to the vault's journal (`ocm.vault.freshness.journal.append`: stdlib, a few milliseconds).
 Session boundaries (start, compaction, stop, end) import the facade, fold the journal into
 the session note and do their work; session start injects the recall brief. Nothing here
 imports Whoosh or MCP, and `run` never raises: every problem is logged under the vault.
@@ -14,7 +14,7 @@ import json
 import os
 import time
 
-from ocm.vault import journal
+from ocm.vault.freshness import journal
 
 from . import common as c
 from . import transcript

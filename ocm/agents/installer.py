@@ -156,7 +156,7 @@ def dump_json(data: Any, like: str | None) -> str:
 
 def _has_secret(text: str) -> bool:
     try:
-        from ocm.vault.redact import redact
+        from ocm.vault.secrets.redact import redact
     except Exception:  # noqa: BLE001 - without the redactor, never keep a copy
         return True
     return redact(text) != text

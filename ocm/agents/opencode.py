@@ -248,7 +248,7 @@ def _slim_part(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _redacted(value: Any) -> Any:
-    from ocm.vault.redact import redact
+    from ocm.vault.secrets.redact import redact
 
     if isinstance(value, str):
         return redact(value)
@@ -316,7 +316,7 @@ def transcript_source(ev: Any, vault_dir: str, env: dict[str, str]) -> str:
     import hashlib
     import os
 
-    from ocm.vault import journal
+    from ocm.vault.freshness import journal
 
     from .transcript import enabled
 

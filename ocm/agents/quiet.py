@@ -15,9 +15,10 @@ import contextlib
 import json
 from pathlib import Path
 
-from ocm.vault import journal, locks
+from ocm.vault import locks
 from ocm.vault.atomic import atomic_write_text, locked
 from ocm.vault.clock import format_timestamp, now, parse_timestamp
+from ocm.vault.freshness import journal
 
 TYPE_CHECKING = False  # the hook path imports this module: `typing` costs it ~3 ms
 if TYPE_CHECKING:

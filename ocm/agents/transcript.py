@@ -133,7 +133,7 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
     """Render the new part of the host's transcript for the session `note_id`; returns the
     last assistant message of each turn it read (empty when nothing was folded). Never
     raises."""
-    from ocm.vault import journal
+    from ocm.vault.freshness import journal
 
     if not ev.transcript_path or not enabled(vault_dir, env):
         return []

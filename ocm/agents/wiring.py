@@ -119,7 +119,7 @@ def _command_exe(command: str) -> str | None:
 
 
 def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[Check]:
-    from ocm.vault import journal
+    from ocm.vault.freshness import journal
 
     checks: list[Check] = []
     vault = project.vault
@@ -128,7 +128,7 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
                             "run `ocm init` in the project root"))
         return checks
     checks.append(Check("vault", "ok", str(vault.root)))
-    from ocm.vault import team as team_mode
+    from ocm.vault.team import mode as team_mode
 
     if team_mode.is_team(vault.root):
         registered = team_mode.driver_registered(project.root)

@@ -8,8 +8,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from ocm.vault import scanahead
 from ocm.vault.errors import OcmError
+from ocm.vault.freshness import scanahead
 
 from . import render
 

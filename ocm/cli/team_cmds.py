@@ -1,5 +1,5 @@
 """`ocm team on|off|status|resolve` and `ocm merge-note` (git's merge driver): thin click
-commands over `ocm.vault.team` and `ocm.vault.merge` (see those modules)."""
+commands over `ocm.vault.team.mode` and `ocm.vault.team.merge` (see those modules)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def merge_note(base: Path, ours: Path, theirs: Path, name: str | None) -> None:
     """git's merge driver for notes: `ocm merge-note %O %A %B %P`; writes the result over
     OURS and exits 0, or 1 with conflict markers left for a person."""
     from ocm.vault.atomic import atomic_write_text
-    from ocm.vault.merge import merge_note as merge
+    from ocm.vault.team.merge import merge_note as merge
 
     try:
         texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]

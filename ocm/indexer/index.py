@@ -4,7 +4,7 @@ Freshness: every read first compares each note's `(mtime_ns, size)` with a manif
 beside the index (reading the signatures back out of Whoosh costs ~200 ms at 10k notes;
 the manifest ~2 ms) and re-indexes only what changed. A process that reads more than once
 (the MCP server) learns what changed from kernel events instead of a full `stat` scan
-(ocm/vault/watch.py). The index is disposable: if it is missing, unreadable or from
+(ocm/vault/freshness/watch.py). The index is disposable: if it is missing, unreadable or from
 another schema version, it is rebuilt from the notes.
 """
 
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from whoosh import index as windex
 from whoosh.writing import LockError
 
-from ocm.vault import scanahead
 from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
-from ocm.vault.scan import NOTE_DIRS
+from ocm.vault.freshness import scanahead
+from ocm.vault.freshness.scan import NOTE_DIRS
+from ocm.vault.freshness.watch import NoteWatch
 from ocm.vault.store import Vault
-from ocm.vault.watch import NoteWatch
 
 from .documents import memory_fields, session_fields, transcript_fields
 from .livestats import LiveSearcher
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .vectors import EmbedText
 
 INDEX_LOCK = "index"
-# The listing taken ahead (ocm/vault/scanahead.py) last found matching the manifest, after
+# The listing taken ahead (ocm/vault/freshness/scanahead.py) last found matching the manifest, after
 # a line naming that manifest's files' (inode, mtime, size).
 LISTING = "scan.listing"
 # A commit of at most this many notes keeps their texts to embed (a rebuild keeps all:
@@ -102,7 +102,7 @@ class NoteIndex:
         self.broken: dict[str, str] = {}
         # Freshness from kernel events once this object has scanned twice: a process that
         # checks again and again (the MCP server) gains from it, one CLI command does not
-        # pay for it; see ocm/vault/watch.py.
+        # pay for it; see ocm/vault/freshness/watch.py.
         self.watch_enabled = True
         self._full_scans = 0
         self._watch: NoteWatch | None = None
@@ -240,9 +240,9 @@ class NoteIndex:
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
-        # A listing taken ahead (ocm/vault/scanahead.py, one-shot commands): the same bytes
-        # as the listing last found matching the manifest, while the manifest's files are
-        # as they were then, say nothing changed; the manifest is not even read.
+        # A listing taken ahead (ocm/vault/freshness/scanahead.py, one-shot commands): the
+        # same bytes as the listing last found matching the manifest, while the manifest's
+        # files are as they were then, say nothing changed; the manifest is not even read.
         listing, self._ahead = self._ahead, None
         if not force_rebuild and self._last_scan is None:
             if listing is None:
@@ -325,7 +325,7 @@ class NoteIndex:
 
     def presume(self) -> bool:
         """Take the index as it is, unchecked, while its listing is still being taken ahead
-        (ocm/vault/scanahead.py): True when a listing is under way and the one recorded
+        (ocm/vault/freshness/scanahead.py): True when a listing is under way and the one recorded
         names the manifest's files as they are now. A search can then run before the
         listing is in; `confirm` says afterwards whether its results stand."""
         if self._last_scan is not None or not scanahead.started(str(self.vault.root)):
@@ -603,7 +603,7 @@ class NoteIndex:
 
     def _fields(self, rel: str) -> tuple[dict | None, str]:
         # Imported here: a search that finds nothing changed never compiles the redactor.
-        from ocm.vault.scrub import read_scrubbed
+        from ocm.vault.secrets.scrub import read_scrubbed
 
         path = self.vault.root / rel
         try:

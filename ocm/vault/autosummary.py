@@ -13,7 +13,7 @@ the agent's, and nothing is filled automatically again.
 
 from __future__ import annotations
 
-from .redact import redact
+from .secrets.redact import redact
 from .sessions import CheckpointInput, SessionNote
 
 AUTO = "auto"

@@ -15,7 +15,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
 
 from .errors import InvalidInput
-from .scan import NOTE_DIRS
+from .freshness.scan import NOTE_DIRS
 
 # Reads refuse a larger note (a broken note), so writes refuse to make one.
 MAX_NOTE_BYTES = 2_000_000

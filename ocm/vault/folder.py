@@ -20,12 +20,12 @@ from . import locks
 from .atomic import atomic_write_text, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
+from .freshness.scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
+from .freshness.settle import settled_text
 from .ids import validate_id
 from .links import unlink
 from .markdown import Document
 from .memories import MemoryNote
-from .scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
-from .settle import settled_text
 
 T = TypeVar("T")
 _WRITE_ATTEMPTS = 5
@@ -112,7 +112,7 @@ class NoteFolder:
             yield self.root / rel
 
     def note_signatures(self, folders: list[str] | None = None) -> dict[str, list[int]]:
-        """relpath -> [mtime_ns, size] for every note (ocm/vault/scan.py)."""
+        """relpath -> [mtime_ns, size] for every note (ocm/vault/freshness/scan.py)."""
         return signatures(str(self.root), folders)
 
     def note_signature(self, rel: str) -> list[int] | None:

@@ -17,11 +17,11 @@ from .clock import now
 from .errors import Conflict, InvalidInput, OcmError
 from .folder import NoteFolder, WriteResult
 from .git import info as gitinfo
-from .invariants import active_with_key
 from .links import unlink
 from .markdown import Document
 from .memories import MemoryNote
 from .sessions import SessionNote
+from .team.invariants import active_with_key
 
 
 def _result(note_id: str, path: Path, status: str, changed: bool,

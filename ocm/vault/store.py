@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import autosummary, locks
 from .atomic import atomic_write_text, locked
 from .boundary import check_inside, check_size
-from .clean import clean, clean_checkpoint
 from .clock import now
 from .errors import Conflict, InvalidInput, OcmError
 from .folder import NoteFolder, WriteResult, read_document
@@ -40,6 +39,7 @@ from .memories import (
     validate_scope,
 )
 from .rename import rename_session
+from .secrets.clean import clean, clean_checkpoint
 from .sessions import (
     FRONTMATTER_ORDER as SESSION_KEYS,
 )
@@ -50,7 +50,7 @@ from .sessions import (
     origin_type,
     validate_tool,
 )
-from .team import is_team
+from .team.mode import is_team
 
 if TYPE_CHECKING:
     from .alike.supersede import Meaning
@@ -189,8 +189,8 @@ class Vault(NoteFolder):
 
     def active_with_key(self, key: str) -> tuple[Path, MemoryNote] | None:
         """The active record of `key`; two of them (a supersede cut short, a git merge) are
-        settled into one first (`ocm.vault.invariants`)."""
-        from .invariants import active_with_key
+        settled into one first (`ocm.vault.team.invariants`)."""
+        from .team.invariants import active_with_key
 
         return active_with_key(self, key)
 

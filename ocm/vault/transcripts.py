@@ -25,10 +25,10 @@ from typing import Any
 from . import locks
 from .atomic import atomic_write_text, locked
 from .clock import format_timestamp, now
+from .freshness.scan import TRANSCRIPTS_DIR
 from .links import link
 from .markdown import Document, emit_key
-from .redact import redact
-from .scan import TRANSCRIPTS_DIR
+from .secrets.redact import redact
 
 SUFFIX = "_transcript"
 MAX_PROMPT_CHARS = 2000

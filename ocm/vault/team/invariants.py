@@ -20,13 +20,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from . import locks
-from .atomic import locked
-from .errors import NotFound, OcmError
-from .folder import NoteFolder, read_document
-from .links import link
-from .markdown import Document
-from .memories import MemoryNote
+from .. import locks
+from ..atomic import locked
+from ..errors import NotFound, OcmError
+from ..folder import NoteFolder, read_document
+from ..links import link
+from ..markdown import Document
+from ..memories import MemoryNote
 
 MERGED = "merged"
 MAX_CHAIN = 10_000

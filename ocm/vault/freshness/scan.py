@@ -1,6 +1,6 @@
 """Listing a vault's notes: the folders that hold them, and every note's [mtime_ns, size]
-(the freshness check before every search; `Vault.note_signatures`). ocm/vault/scanahead.py
-takes the same listing ahead in a child process; ocm/vault/watch.py keeps it from the
+(the freshness check before every search; `Vault.note_signatures`). ocm/vault/freshness/scanahead.py
+takes the same listing ahead in a child process; ocm/vault/freshness/watch.py keeps it from the
 kernel in a long-lived one."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """What a caller hands the vault, made fit to write before any byte reaches disk: valid
-Unicode (a lone surrogate is refused), every secret redacted (ocm/vault/redact.py)."""
+Unicode (a lone surrogate is refused), every secret redacted (ocm/vault/secrets/redact.py)."""
 
 from __future__ import annotations
 
-from .errors import InvalidInput
-from .sessions import CheckpointInput, PlanFile, Reference
+from ..errors import InvalidInput
+from ..sessions import CheckpointInput, PlanFile, Reference
 
 
 def clean(text: str) -> str:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from .store import Vault
+    from ..store import Vault
 
 HOOKS_DIR = ".hooks"
 JOURNAL = "journal.jsonl"
@@ -183,7 +183,7 @@ def fold(vault: Vault) -> FoldReport:
     root = vault.root
     if not pending(root):
         return report
-    from .atomic import locked
+    from ..atomic import locked
 
     folder = hooks_dir(root)
     with locked(vault.locks_dir, "journal-fold"):
@@ -222,8 +222,8 @@ def _keep_failed(folder: str, recs: list[dict[str, Any]]) -> None:
 
 
 def _session_for(vault: Vault, host: str, sid: str) -> Path | None:
-    from .errors import InvalidInput, NotFound
-    from .sessions import validate_tool
+    from ..errors import InvalidInput, NotFound
+    from ..sessions import validate_tool
 
     tool = host if host in ("claude-code", "cursor", "codex", "gemini", "vscode",
                             "opencode", "windsurf") else "unknown"
@@ -294,10 +294,10 @@ def _apply_session(vault: Vault, host: str, sid: str,
                    recs: list[dict[str, Any]]) -> tuple[str, list[str]]:
     import hashlib
 
-    from .atomic import atomic_write_text
-    from .errors import Conflict, InvalidInput
-    from .redact import redact
-    from .sessions import SessionNote, normalise_file_path
+    from ..atomic import atomic_write_text
+    from ..errors import Conflict, InvalidInput
+    from ..secrets.redact import redact
+    from ..sessions import SessionNote, normalise_file_path
 
     path = _session_for(vault, host, sid)
     if path is None:

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import Conflict, NoteFormatError
-from .markdown import UNTERMINATED_FRONTMATTER, Document
+from ..errors import Conflict, NoteFormatError
+from ..markdown import UNTERMINATED_FRONTMATTER, Document
 
 # How long a writer waits for another program to finish a note before giving up.
 SETTLE_SECONDS = 2.0

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .clock import parse_timestamp
-from .errors import NoteFormatError
-from .markdown import Frontmatter, normalise_heading
-from .memories import FRONTMATTER_ORDER as MEMORY_ORDER
-from .sessions import FRONTMATTER_ORDER as SESSION_ORDER
+from ..clock import parse_timestamp
+from ..errors import NoteFormatError
+from ..markdown import Frontmatter, normalise_heading
+from ..memories import FRONTMATTER_ORDER as MEMORY_ORDER
+from ..sessions import FRONTMATTER_ORDER as SESSION_ORDER
 
 LIFECYCLE = ("status", "superseded_by", "resolution")
 COUNTERS = ("reads", "edits")
@@ -292,7 +292,7 @@ def resolve_file(path: os.PathLike[str] | str, repo_root: os.PathLike[str] | str
     when the merge is clean, and then marks it resolved in git (`git add`)."""
     from pathlib import Path
 
-    from .atomic import atomic_write_text
+    from ..atomic import atomic_write_text
 
     target, root = Path(path).resolve(), Path(repo_root).resolve()
     rel = target.relative_to(root).as_posix()

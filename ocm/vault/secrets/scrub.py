@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .folder import read_note_text
-from .markdown import Document
+from ..folder import read_note_text
+from ..markdown import Document
 from .redact import find_secrets, redact
 
 

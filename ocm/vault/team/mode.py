@@ -21,8 +21,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .atomic import atomic_write_text
-from .errors import InvalidInput
+from ..atomic import atomic_write_text
+from ..errors import InvalidInput
 
 MARKER = "# ocm team vault"
 DRIVER = "ocm-note"

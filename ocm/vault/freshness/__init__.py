@@ -1,0 +1,1 @@
+"""Knowing what changed: listing notes, the kernel's reports, the hook journal."""

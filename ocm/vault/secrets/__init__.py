@@ -1,0 +1,1 @@
+"""Secrets: recognised in any text and redacted before anything else touches it."""

@@ -74,20 +74,6 @@ def _project_name(root: Path) -> str:
     return root.name or "project"
 
 
-def _on_one_scale(per_vault: list[list[Hit]]) -> list[Hit]:
-    """Merge vaults whose BM25 scales differ: each vault's scores are divided by its own best,
-    then multiplied by the overall best so thresholds keep their meaning."""
-    bests = [max((h.score for h in hits), default=0.0) for hits in per_vault]
-    top = max(bests, default=0.0)
-    merged: list[Hit] = []
-    for hits, best in zip(per_vault, bests, strict=True):
-        if best > 0:
-            for hit in hits:
-                hit.score = hit.score / best * top
-        merged.extend(hits)
-    return merged
-
-
 def filters_line(applied: dict[str, Any]) -> str:
     """'Filters: tool=cursor, since=… (from the query: tool=cursor)' for people."""
     def pairs(found: dict[str, Any]) -> str:
@@ -97,33 +83,6 @@ def filters_line(applied: dict[str, Any]) -> str:
     if applied.get("from_query"):
         line += f" (from the query: {pairs(applied['from_query'])})"
     return line
-
-
-def _described(filters: Filters, parsed: Any,
-               soft_window: tuple[Any, Any] | None) -> dict[str, Any]:
-    """The filters a search applied ({name: value}) and those its query's words set."""
-    from ocm.vault.clock import format_timestamp
-
-    def shown(value: Any) -> Any:
-        return format_timestamp(value) if isinstance(value, datetime) else (
-            ",".join(value) if isinstance(value, tuple) else value)
-
-    applied = {name: shown(value) for name, value in filters.__dict__.items()
-               if value not in (None, (), False, "")}
-    from_query = {name: shown(value) for name, value in (
-        ("tool", parsed.tool), ("since", None if soft_window else parsed.since),
-        ("until", None if soft_window else parsed.until), ("paths", parsed.paths))
-        if value not in (None, ())}
-    if soft_window:
-        from_query["near_dates"] = " to ".join(shown(v) for v in soft_window if v)
-    return {"filters": applied, "from_query": from_query}
-
-
-def _one_copy(hits: list[Hit]) -> list[Hit]:
-    """One vault's hits without the extra copies of a duplicated note file."""
-    from ocm.vault.duplicates import one_per_id
-
-    return one_per_id(hits, lambda hit: ("", hit.id, hit.path))
 
 
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
@@ -620,8 +579,7 @@ class Project:
 
     # -- search -------------------------------------------------------------------
     def search(self, req: SearchRequest | str, **kwargs: Any) -> list[Hit]:
-        from ocm.indexer import search as engine
-        from ocm.indexer.query import parse_query
+        from ocm.indexer import searcher
 
         if isinstance(req, str):
             req = SearchRequest(query=req, **kwargs)
@@ -632,107 +590,13 @@ class Project:
         if req.status is not None and req.status not in (*MEMORY_STATUSES, *SESSION_STATUSES):
             raise InvalidInput(f"unknown status {req.status!r}: expected one of "
                                f"{', '.join((*MEMORY_STATUSES, *SESSION_STATUSES))}")
-        types = tuple(canonical_type(t) for t in req.types)
-        when = req.now or clock_now()
-        parsed = parse_query(req.query or "", when)
-        tool = self.known_tool(req.tool) if req.tool else None
-        text = parsed.text
-        listing, implied_kind = engine.meta_only(text)
-        if listing:
-            text = ""
-        ranked = bool(text.strip() or parsed.paths)
-        # Dates written in the query filter only when they are all there is to it;
-        # alongside content they rank (engine.rank's `window`).
-        soft_window = (parsed.since, parsed.until) if ranked and (
-            parsed.since or parsed.until) else None
-        filters = Filters(
-            kind=req.kind or (implied_kind if not types else None), types=types,
-            status=req.status, tool=tool or parsed.tool,
-            since=req.since or (None if soft_window else parsed.since),
-            until=req.until or (None if soft_window else parsed.until), file=req.file,
-            tag=req.tag, include_resolved=req.include_resolved,
-            author=req.author)
-        self.applied_filters = _described(filters, parsed, soft_window)
+        planned = searcher.plan(req, when=req.now or clock_now(),
+                                tool=self.known_tool(req.tool) if req.tool else None,
+                                types=tuple(canonical_type(t) for t in req.types))
+        self.applied_filters = planned.applied
         vaults = self._vaults(req.scope)
-        # A one-shot search whose notes are still being listed ahead (ocm/cli/searching.py)
-        # searches the index as it stands meanwhile and keeps what it found when the
-        # listing says nothing changed; else the index is brought up to date and searched
-        # again, so the hits are always a search after the check.
-        from ocm.vault.freshness import journal
-
-        presumed = [] if journal.pending(self.vault.root) else [
-            index for vault in vaults if (index := self.index_for(vault)).presume()]
-
-        def searched(fresh: list[NoteIndex]) -> list[Hit]:
-            """The search, each vault's index checked first unless it is in `fresh`."""
-            per_vault: list[list[Hit]] = []
-            indexes: list[NoteIndex] = []
-            for vault in vaults:
-                index = self.index_for(vault)
-                if index not in fresh:
-                    index = self.refresh(vault)
-                indexes.append(index)
-                try:
-                    found = engine.candidates(index, text, parsed.paths, filters,
-                                              explain=req.explain)
-                except OcmError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt, not fatal
-                    notice = f"ocm: search index was damaged ({type(exc).__name__}); rebuilt it"
-                    self.notices.append(notice)
-                    index.close()
-                    index.sync(force_rebuild=True)
-                    found = engine.candidates(index, text, parsed.paths, filters,
-                                              explain=req.explain)
-                per_vault.append(_one_copy(found))
-            if req.scope == "global" and ranked:
-                hits = _on_one_scale(per_vault)
-            else:
-                hits = [hit for found in per_vault for hit in found]
-            if not ranked:
-                hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-            if ranked:
-                from ocm.indexer.embed import failure_notice
-
-                notice = failure_notice(self.vault.root)
-                if notice:
-                    self.notices.append(notice)
-            listed = req.limit if req.group or not ranked else max(req.limit, engine.CANDIDATES)
-            ranked_hits = engine.rank(hits, when, listed, ranked=ranked,
-                                      priors=engine.intent_priors(req.query or ""),
-                                      window=soft_window)
-            self._mark_stale(ranked_hits, vaults)
-            if not ranked:
-                return ranked_hits
-            if not req.group:
-                return engine.chunk_hits(ranked_hits, text, indexes, req.limit)
-            return engine.grouped_hits(ranked_hits, text, indexes, req.limit)
-
-        if presumed:
-            notices = len(self.notices)
-            try:
-                first: list[Hit] | None = searched(presumed)
-            except Exception:  # noqa: BLE001 - the search after the check raises it again
-                first = None
-            confirmed = [index.confirm() for index in presumed]
-            if first is not None and all(confirmed):
-                return first
-            del self.notices[notices:]
-            for index, same in zip(presumed, confirmed, strict=True):
-                if not same:
-                    self.refresh(index.vault)  # takes the listing `confirm` kept
-        return searched(presumed)
-
-    def _mark_stale(self, hits: list[Hit], vaults: list[Vault]) -> None:
-        """Flag active project memories whose files changed in git since they were written
-        (`meta['changed_files']`); derived here at read time, never written to the note."""
-        from ocm.vault.git.staleness import mark_stale
-
-        for vault in vaults:
-            if vault.scope == "project":
-                base = vault.root.resolve()
-                mark_stale([h for h in hits if h.path.is_relative_to(base)],
-                           vault.project_root)
+        return searcher.VaultSearch(vaults, self.vault, self.index_for, self.refresh,
+                                    self.notices).run(planned)
 
     def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,
                      scope: str = "project", keep_duplicates: bool = False) -> dict[str, Any]:
@@ -929,12 +793,13 @@ class Project:
         """Every active memory of a pinned type in the project and user vaults: all of
         them, however many (a listing stops at MAX_LIMIT; recall must not)."""
         from ocm.indexer import search as engine
+        from ocm.indexer.searcher import mark_stale, one_copy
 
         filters = Filters(kind="memory", types=RECALL_ORDER, status="active")
         vaults = self._vaults("project")
         hits = [hit for vault in vaults
-                for hit in _one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
-        self._mark_stale(hits, vaults)
+                for hit in one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
+        mark_stale(hits, vaults)
         return hits
 
     def semantic_status(self) -> dict[str, Any]:

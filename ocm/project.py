@@ -617,6 +617,59 @@ class Project:
                             include_resolved=status is None)
         return self.search(req)
 
+    def browse(self, kind: str, offset: int = 0, limit: int | None = 50, *,
+               types: tuple[str, ...] = (), status: str | None = None,
+               tool: str | None = None, scope: str = "project",
+               stale: bool = True) -> tuple[list[Hit], int]:
+        """A page of a listing, newest first, for a dashboard: the hits from `offset` (all
+        of them when `limit` is None) and how many match in all. A listing through `search`
+        stops at MAX_LIMIT; this one pages through every note. `stale` marks the page's
+        memories whose files changed since (a git call per page)."""
+        from ocm.indexer import search as engine
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        if status is not None and status not in (*MEMORY_STATUSES, *SESSION_STATUSES):
+            raise InvalidInput(f"unknown status {status!r}: expected one of "
+                               f"{', '.join((*MEMORY_STATUSES, *SESSION_STATUSES))}")
+        if not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must be a whole number, 0 or more")
+        filters = Filters(kind=kind, types=tuple(canonical_type(t) for t in types),
+                          status=status, tool=self.known_tool(tool) if tool else None,
+                          include_resolved=status is None)
+        vaults = self._vaults(scope)
+        hits = [hit for vault in vaults
+                for hit in _one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
+        hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
+        page = hits[offset:] if limit is None else hits[offset:offset + limit]
+        if stale:
+            self._mark_stale(page, vaults)
+        return page, len(hits)
+
+    def note_changes(self) -> set[str] | None:
+        """Vault-relative paths of the project vault's notes created, changed or deleted
+        since the previous call (a watching front end: the dashboard's live view); None on
+        the first call, which only starts looking. Kernel events where the platform has
+        them (`ocm.vault.watch`), else a comparison of two listings."""
+        from ocm.vault.scan import NOTE_DIRS
+        from ocm.vault.watch import NoteWatch
+
+        watch: NoteWatch | None = getattr(self, "_note_watch", None)
+        last: dict[str, list[int]] | None = getattr(self, "_note_listing", None)
+        if watch is not None and last is not None:
+            changed = watch.changes()
+            if changed is not None:
+                return changed
+            watch.close()  # the watch lost track: compare listings, then watch anew
+        folders: list[str] = []
+        listing = self.vault.note_signatures(folders) if self.vault.exists else {}
+        self._note_watch = NoteWatch.start(str(self.vault.root), NOTE_DIRS, folders) if (
+            self.vault.exists) else None
+        self._note_listing = listing
+        if last is None:
+            return None
+        return {rel for rel in listing.keys() | last.keys() if listing.get(rel) != last.get(rel)}
+
     # -- search -------------------------------------------------------------------
     def search(self, req: SearchRequest | str, **kwargs: Any) -> list[Hit]:
         from ocm.indexer import search as engine

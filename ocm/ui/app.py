@@ -283,7 +283,7 @@ def _chain(ui: Dashboard, project: Project, found: dict[str, Any]) -> list[dict[
             current = note["frontmatter"]
             yield {"id": nxt, "title": plain(current.get("title")),
                    "status": plain(current.get("status")), "here": False,
-                   "reason": plain(current.get("supersede_reason") or "")}
+                   "reason": plain(current.get("resolution") or "")}
 
     fm = found["frontmatter"]
     older = list(step(fm, "supersedes"))
@@ -292,7 +292,7 @@ def _chain(ui: Dashboard, project: Project, found: dict[str, Any]) -> list[dict[
         return []
     here = {"id": str(found["id"]), "title": plain(fm.get("title")),
             "status": plain(fm.get("status")), "here": True,
-            "reason": plain(fm.get("supersede_reason") or "")}
+            "reason": plain(fm.get("resolution") or "")}
     return [*reversed(older), here, *newer]
 
 

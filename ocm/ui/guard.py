@@ -32,7 +32,9 @@ HEADERS = [
      b"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # Not no-referrer: under it Chromium sends `Origin: null` with the dashboard's own form
+    # posts, which the Origin check must refuse (another site's sandboxed frame sends it).
+    (b"referrer-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 ]
 

@@ -625,7 +625,7 @@ class Project:
         of them when `limit` is None) and how many match in all. A listing through `search`
         stops at MAX_LIMIT; this one pages through every note. `stale` marks the page's
         memories whose files changed since (a git call per page)."""
-        from ocm.indexer import search as engine
+        from ocm.indexer import listing
 
         if kind not in KINDS:
             raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
@@ -638,13 +638,20 @@ class Project:
                           status=status, tool=self.known_tool(tool) if tool else None,
                           include_resolved=status is None)
         vaults = self._vaults(scope)
-        hits = [hit for vault in vaults
-                for hit in _one_copy(engine.candidates(self.refresh(vault), "", (), filters))]
-        hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-        page = hits[offset:] if limit is None else hits[offset:offset + limit]
+        page, total = listing.page([self.refresh(vault) for vault in vaults], filters,
+                                   offset, limit)
         if stale:
             self._mark_stale(page, vaults)
-        return page, len(hits)
+        return page, total
+
+    def tally(self, kind: str, scope: str = "project") -> dict[tuple[str, str], int]:
+        """How many notes of `kind` there are of each (type, status), every status counted."""
+        from ocm.indexer import listing
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        indexes = [self.refresh(vault) for vault in self._vaults(scope)]
+        return dict(listing.tally(indexes, Filters(kind=kind, include_resolved=True)))
 
     def note_changes(self) -> set[str] | None:
         """Vault-relative paths of the project vault's notes created, changed or deleted

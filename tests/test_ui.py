@@ -396,3 +396,32 @@ def test_package_data_names_every_template_and_static_file() -> None:
                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".py"]
     assert len(shipped) >= 13
     assert [f for f in shipped if not any(fnmatch.fnmatch(f, pat) for pat in patterns)] == []
+
+
+def test_every_page_answers_on_an_empty_vault(project: Project) -> None:
+    with TestClient(build(project, PORT, TOKEN), base_url=BASE) as c:
+        for path in ("/", "/memories", "/brief", "/search?q=anything", "/activity"):
+            response = c.get(path)
+            assert response.status_code == 200, path
+            assert "Internal" not in response.text
+
+
+def test_a_page_of_a_listing_is_the_listing(filled: Project) -> None:
+    """Project.browse (order and count from the index's columns) lists what a search's
+    listing does, newest first, and pages through it without gaps or repeats."""
+    listed = filled.list_memories(status=None, limit=100)
+    page, total = filled.browse("memory", 0, 100)
+    assert total == len(listed) == 4
+    assert {h.id for h in page} == {h.id for h in listed}
+    dates = [h.date for h in page]
+    assert dates == sorted(dates, reverse=True)
+    pages = [filled.browse("memory", i, 2)[0] for i in (0, 2)]
+    assert [h.id for chunk in pages for h in chunk] == [h.id for h in page]
+    assert filled.browse("memory", 4, 2) == ([], 4)
+    assert filled.browse("memory", 0, 100, status="active")[1] == 3
+    assert filled.tally("memory") == {("decision", "active"): 1, ("decision", "superseded"): 1,
+                                      ("gotcha", "active"): 1, ("principle", "active"): 1}
+    with pytest.raises(Exception, match="unknown kind"):
+        filled.browse("nope")
+    with pytest.raises(Exception, match="offset"):
+        filled.browse("memory", -1)

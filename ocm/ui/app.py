@@ -131,10 +131,9 @@ def build(project: Project, port: int, token: str | None = None) -> Starlette:
         hits, total = ui.call(project.browse, "memory", offset, PAGE,
                               types=(memory_type,) if memory_type else (),
                               status=status or None, scope=scope)
-        everything, _ = ui.call(project.browse, "memory", 0, None, scope=scope, stale=False)
         by_type: dict[str, Counter[str]] = defaultdict(Counter)
-        for hit in everything:
-            by_type[hit.type][hit.status] += 1
+        for (memory_type_, status_), n in ui.call(project.tally, "memory", scope).items():
+            by_type[memory_type_][status_] += n
         return ui.page("memories.html", hits=hits, by_type=by_type, type=memory_type,
                        status=status or "any", scope=scope, statuses=MEMORY_STATUSES,
                        pages=_pages(offset, total, dict(request.query_params)), live=True)

@@ -644,6 +644,17 @@ class Project:
             self._mark_stale(page, vaults)
         return page, total
 
+    def transcript_turns(self, session_ids: list[str]) -> dict[str, int]:
+        """How many turns the transcript note of each of these sessions holds (those that
+        have one), from the index: the transcripts themselves are not read."""
+        from ocm.indexer import listing
+        from ocm.vault.transcripts import SUFFIX
+
+        found = listing.by_ids([self.refresh(self.require_vault())], "transcript",
+                               [f"{sid}{SUFFIX}" for sid in session_ids])
+        return {str(hit.meta.get("session")): int(hit.meta.get("turns") or 0) for hit in found
+                if hit.meta.get("session")}
+
     def tally(self, kind: str, scope: str = "project") -> dict[tuple[str, str], int]:
         """How many notes of `kind` there are of each (type, status), every status counted."""
         from ocm.indexer import listing

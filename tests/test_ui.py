@@ -425,3 +425,20 @@ def test_a_page_of_a_listing_is_the_listing(filled: Project) -> None:
         filled.browse("nope")
     with pytest.raises(Exception, match="offset"):
         filled.browse("memory", -1)
+
+
+def test_timeline_shows_transcript_turns(filled: Project, tmp_path: Path) -> None:
+    """The turns of a session's transcript note (written by the real fold) show on its card,
+    looked up in the index for the page's sessions only."""
+    from ocm.vault.transcripts import Turn, fold
+
+    sid = filled.list_sessions(tool="claude-code")[0].id
+    source = tmp_path / "host.jsonl"
+    source.write_text('{"a": 1}\n{"b": 2}\n{"c": 3}\n')
+    turns = [Turn(prompt="fix the retry loop"), Turn(prompt="add jitter"),
+             Turn(prompt="run the tests")]
+    assert fold(filled.vault.root, sid, sid, "claude-code", "host-1", str(source),
+                lambda lines: (turns, len(lines))) is not None
+    assert filled.transcript_turns([sid, "2020-01-01_00-00_none"]) == {sid: 3}
+    with TestClient(build(filled, PORT, TOKEN), base_url=BASE) as c:
+        assert "3 transcript turns" in c.get("/").text

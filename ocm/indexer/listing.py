@@ -49,6 +49,19 @@ def page(indexes: list[NoteIndex], filters: Filters, offset: int,
             for _, i, doc in chosen], len(rows)
 
 
+def by_ids(indexes: list[NoteIndex], kind: str, ids: list[str]) -> list[Hit]:
+    """The notes of `kind` with these ids, in no particular order (only theirs are read)."""
+    if not ids:
+        return []
+    wanted = Q.And([Q.Term("kind", kind), Q.Or([Q.Term("id", i) for i in ids])])
+    out: list[Hit] = []
+    for index in indexes:
+        searcher = index.scorer().searcher
+        out += [_hit(index, searcher.stored_fields(doc), 0.0)
+                for doc in searcher.docs_for_query(wanted)]
+    return out
+
+
 def tally(indexes: list[NoteIndex], filters: Filters,
           fields: tuple[str, ...] = ("type", "status")) -> Counter[tuple[Any, ...]]:
     """How many notes matching `filters` carry each combination of `fields`' values."""

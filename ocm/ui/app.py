@@ -105,12 +105,7 @@ def build(project: Project, port: int, token: str | None = None) -> Starlette:
         status = _choice(request, "status", SESSION_STATUSES)
         sessions, total = ui.call(project.browse, "session", offset, PAGE, tool=tool,
                                   status=status, stale=False)
-        turns: dict[str, int] = {}
-        if sessions:
-            transcripts, _ = ui.call(project.browse, "transcript", 0, None, stale=False)
-            for t in transcripts:
-                if t.meta.get("session"):
-                    turns[str(t.meta["session"])] = int(t.meta.get("turns") or 0)
+        turns = ui.call(project.transcript_turns, [s.id for s in sessions])
         days: dict[date | None, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
         for hit in sessions:
             days[_day(hit)][hit.tool or "unknown"].append(hit)

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -644,16 +644,31 @@ class Project:
             self._mark_stale(page, vaults)
         return page, total
 
+    def lookup(self, kind: str, ids: list[str]) -> list[Hit]:
+        """The project's indexed notes of `kind` with these ids (no others are read)."""
+        from ocm.indexer import listing
+
+        return listing.by_ids([self.refresh(self.require_vault())], kind, ids)
+
     def transcript_turns(self, session_ids: list[str]) -> dict[str, int]:
         """How many turns the transcript note of each of these sessions holds (those that
         have one), from the index: the transcripts themselves are not read."""
-        from ocm.indexer import listing
         from ocm.vault.transcripts import SUFFIX
 
-        found = listing.by_ids([self.refresh(self.require_vault())], "transcript",
-                               [f"{sid}{SUFFIX}" for sid in session_ids])
+        found = self.lookup("transcript", [f"{sid}{SUFFIX}" for sid in session_ids])
         return {str(hit.meta.get("session")): int(hit.meta.get("turns") or 0) for hit in found
                 if hit.meta.get("session")}
+
+    def daily(self, kind: str, field: str, scope: str = "project") -> dict[tuple[date, str], int]:
+        """How many notes of `kind` each day holds per value of `field` (tool, type, status)."""
+        from ocm.indexer import listing
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        if field not in ("tool", "type", "status"):
+            raise InvalidInput(f"cannot count by {field!r}: expected tool, type or status")
+        indexes = [self.refresh(vault) for vault in self._vaults(scope)]
+        return dict(listing.daily(indexes, Filters(kind=kind, include_resolved=True), field))
 
     def tally(self, kind: str, scope: str = "project") -> dict[tuple[str, str], int]:
         """How many notes of `kind` there are of each (type, status), every status counted."""

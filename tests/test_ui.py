@@ -442,3 +442,16 @@ def test_timeline_shows_transcript_turns(filled: Project, tmp_path: Path) -> Non
     assert filled.transcript_turns([sid, "2020-01-01_00-00_none"]) == {sid: 3}
     with TestClient(build(filled, PORT, TOKEN), base_url=BASE) as c:
         assert "3 transcript turns" in c.get("/").text
+
+
+def test_counts_per_day_come_from_the_index(filled: Project) -> None:
+    per_day = filled.daily("session", "tool")
+    assert sorted(tool for _, tool in per_day) == ["claude-code", "cursor"]
+    assert sum(per_day.values()) == 2
+    (day, _), *_ = per_day
+    assert day == filled.list_sessions()[0].date.date()
+    assert sum(filled.daily("memory", "type").values()) == 4
+    with pytest.raises(Exception, match="cannot count by"):
+        filled.daily("session", "meta")
+    sid = filled.list_sessions(tool="cursor")[0].id
+    assert [h.tool for h in filled.lookup("session", [sid, "nope"])] == ["cursor"]

@@ -9,6 +9,7 @@ Notes of one date keep the index's document order (a search's listing sorts them
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query as Q
@@ -60,6 +61,27 @@ def by_ids(indexes: list[NoteIndex], kind: str, ids: list[str]) -> list[Hit]:
         out += [_hit(index, searcher.stored_fields(doc), 0.0)
                 for doc in searcher.docs_for_query(wanted)]
     return out
+
+
+def daily(indexes: list[NoteIndex], filters: Filters, field: str) -> Counter[tuple[date, str]]:
+    """How many notes matching `filters` each local day holds per value of `field` (their
+    tool, type…), from the date column and the field's postings: no stored field is read."""
+    counts: Counter[tuple[date, str]] = Counter()
+    for index in indexes:
+        searcher = index.scorer().searcher
+        if not searcher.reader().has_column("date"):
+            continue
+        filter_q, mask = _filter_query(filters)
+        results = searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
+                                  groupedby={"by": sorting.FieldFacet(field)},
+                                  maptype=sorting.UnorderedList)
+        dates = searcher.reader().column_reader("date")
+        for value, docs in results.groups("by").items():
+            name = value.decode() if isinstance(value, bytes) else str(value or "")
+            for doc in docs:
+                if dates[doc]:
+                    counts[(datetime.fromtimestamp(dates[doc]).date(), name)] += 1
+    return counts
 
 
 def tally(indexes: list[NoteIndex], filters: Filters,

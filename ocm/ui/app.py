@@ -170,22 +170,25 @@ def build(project: Project, port: int, token: str | None = None) -> Starlette:
                        why=_why)
 
     def activity(request: Request) -> Response:
-        sessions, _ = ui.call(project.browse, "session", 0, None, stale=False)
-        records, _ = ui.call(project.browse, "memory", 0, None, stale=False)
         per_day_sessions: dict[date, Counter[str]] = defaultdict(Counter)
-        per_day_records: dict[date, Counter[str]] = defaultdict(Counter)
-        by_type: dict[str, Counter[str]] = defaultdict(Counter)
+        for (day, tool), n in ui.call(project.daily, "session", "tool").items():
+            per_day_sessions[day][tool or "unknown"] += n
         by_status: dict[str, Counter[str]] = defaultdict(Counter)
-        tool_of = {s.id: s.tool or "unknown" for s in sessions}
-        for s in sessions:
-            if (day := _day(s)) is not None:
-                per_day_sessions[day][s.tool or "unknown"] += 1
-            by_status["sessions"][s.status] += 1
+        for (_, status), n in ui.call(project.tally, "session").items():
+            by_status["sessions"][status] += n
+        by_type: dict[str, Counter[str]] = defaultdict(Counter)
+        for (memory_type, status), n in ui.call(project.tally, "memory").items():
+            by_type[memory_type][status] += n
+        # A record's tool is its session's: the records' own notes say which session.
+        records, _ = ui.call(project.browse, "memory", 0, None, stale=False)
+        sessions = sorted({str(r.meta.get("session")) for r in records if r.meta.get("session")})
+        tool_of = {hit.id: hit.tool or "unknown"
+                   for hit in ui.call(project.lookup, "session", sessions)}
+        per_day_records: dict[date, Counter[str]] = defaultdict(Counter)
         for r in records:
             if (day := _day(r)) is not None:
                 per_day_records[day][tool_of.get(str(r.meta.get("session") or ""),
                                                  "by hand")] += 1
-            by_type[r.type][r.status] += 1
         pictures = [
             charts.daily_bars(per_day_sessions, "Sessions per day, by tool"),
             charts.daily_bars(per_day_records, "Records written per day, by the tool "

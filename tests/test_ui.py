@@ -269,10 +269,15 @@ def test_memories_by_type_status_with_chain_and_stale(client: TestClient, filled
     assert chain.index("Retries use a fixed") > 0
 
 
-def test_brief_is_what_the_hook_injects(client: TestClient) -> None:
+def test_brief_is_what_the_hook_injects(client: TestClient, filled: Project) -> None:
     html = client.get("/brief").text
     assert "Parser line numbers" in html  # conventions are pinned in every brief
     assert "Fix the 429 retry loop" in html or "Cursor session" in html
+    # Kept until a note changes, then built again.
+    filled.remember("Never log tokens.", "convention", title="No tokens in logs")
+    ui = client.app.app.state.dashboard  # type: ignore[attr-defined]
+    ui.feed.poll()
+    assert "No tokens in logs" in client.get("/brief").text
 
 
 def test_search_shows_section_snippet_and_explanation(client: TestClient) -> None:

@@ -22,10 +22,15 @@ class Feed:
         self._call = call
         self._changes = changes
         self._listeners: set[asyncio.Queue[list[str]]] = set()
+        # Goes up whenever a poll finds changed notes: what was derived from the vault
+        # before (the brief) is stale when it differs.
+        self.version = 0
 
     def poll(self) -> list[str]:
         """The notes changed since the last poll, sorted (none on the first)."""
         found = self._call(self._changes)
+        if found:
+            self.version += 1
         return sorted(found or ())
 
     def publish(self, changed: list[str]) -> None:

@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 # `make demo` installs ocm alone (no test tools); `make test` adds the test extras.
 DEMO_STAMP := $(VENV)/.demo-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test e2e lint bench clean
+.PHONY: demo test e2e e2e-ui lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,8 +27,14 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # The real host programs (npm, cached) against a mock model on 127.0.0.1: tests_e2e/run.py.
-e2e: $(STAMP)
+e2e: $(STAMP) e2e-ui
 	$(BIN)/python -m tests_e2e.run $(E2E_ARGS)
+
+# `ocm ui` in headless Debian chromium driven by Playwright (tests_e2e/ui_run.py).
+e2e-ui: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python -m pip install -q -e '.[test,e2e]'
+	$(BIN)/python -m tests_e2e.ui_run $(E2E_UI_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -576,6 +576,92 @@ class Project:
                             author=author,
                             include_resolved=status is None)
         return self.search(req)
+
+    def browse(self, kind: str, offset: int = 0, limit: int | None = 50, *,
+               types: tuple[str, ...] = (), status: str | None = None,
+               tool: str | None = None, scope: str = "project",
+               stale: bool = True) -> tuple[list[Hit], int]:
+        """A page of a listing, newest first, for a dashboard: the hits from `offset` (all
+        of them when `limit` is None) and how many match in all. A listing through `search`
+        stops at MAX_LIMIT; this one pages through every note. `stale` marks the page's
+        memories whose files changed since (a git call per page)."""
+        from ocm.indexer import listing
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        if status is not None and status not in (*MEMORY_STATUSES, *SESSION_STATUSES):
+            raise InvalidInput(f"unknown status {status!r}: expected one of "
+                               f"{', '.join((*MEMORY_STATUSES, *SESSION_STATUSES))}")
+        if not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must be a whole number, 0 or more")
+        filters = Filters(kind=kind, types=tuple(canonical_type(t) for t in types),
+                          status=status, tool=self.known_tool(tool) if tool else None,
+                          include_resolved=status is None)
+        vaults = self._vaults(scope)
+        page, total = listing.page([self.refresh(vault) for vault in vaults], filters,
+                                   offset, limit)
+        if stale:
+            self._mark_stale(page, vaults)
+        return page, total
+
+    def lookup(self, kind: str, ids: list[str]) -> list[Hit]:
+        """The project's indexed notes of `kind` with these ids (no others are read)."""
+        from ocm.indexer import listing
+
+        return listing.by_ids([self.refresh(self.require_vault())], kind, ids)
+
+    def transcript_turns(self, session_ids: list[str]) -> dict[str, int]:
+        """How many turns the transcript note of each of these sessions holds (those that
+        have one), from the index: the transcripts themselves are not read."""
+        from ocm.vault.transcripts import SUFFIX
+
+        found = self.lookup("transcript", [f"{sid}{SUFFIX}" for sid in session_ids])
+        return {str(hit.meta.get("session")): int(hit.meta.get("turns") or 0) for hit in found
+                if hit.meta.get("session")}
+
+    def daily(self, kind: str, field: str, scope: str = "project") -> dict[tuple[date, str], int]:
+        """How many notes of `kind` each day holds per value of `field` (tool, type, status)."""
+        from ocm.indexer import listing
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        if field not in ("tool", "type", "status"):
+            raise InvalidInput(f"cannot count by {field!r}: expected tool, type or status")
+        indexes = [self.refresh(vault) for vault in self._vaults(scope)]
+        return dict(listing.daily(indexes, Filters(kind=kind, include_resolved=True), field))
+
+    def tally(self, kind: str, scope: str = "project") -> dict[tuple[str, str], int]:
+        """How many notes of `kind` there are of each (type, status), every status counted."""
+        from ocm.indexer import listing
+
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}: expected session, memory or transcript")
+        indexes = [self.refresh(vault) for vault in self._vaults(scope)]
+        return dict(listing.tally(indexes, Filters(kind=kind, include_resolved=True)))
+
+    def note_changes(self) -> set[str] | None:
+        """Vault-relative paths of the project vault's notes created, changed or deleted
+        since the previous call (a watching front end: the dashboard's live view); None on
+        the first call, which only starts looking. Kernel events where the platform has
+        them (`ocm.vault.watch`), else a comparison of two listings."""
+        from ocm.vault.scan import NOTE_DIRS
+        from ocm.vault.watch import NoteWatch
+
+        watch: NoteWatch | None = getattr(self, "_note_watch", None)
+        last: dict[str, list[int]] | None = getattr(self, "_note_listing", None)
+        if watch is not None and last is not None:
+            changed = watch.changes()
+            if changed is not None:
+                return changed
+            watch.close()  # the watch lost track: compare listings, then watch anew
+        folders: list[str] = []
+        listing = self.vault.note_signatures(folders) if self.vault.exists else {}
+        self._note_watch = NoteWatch.start(str(self.vault.root), NOTE_DIRS, folders) if (
+            self.vault.exists) else None
+        self._note_listing = listing
+        if last is None:
+            return None
+        return {rel for rel in listing.keys() | last.keys() if listing.get(rel) != last.get(rel)}
 
     # -- search -------------------------------------------------------------------
     def search(self, req: SearchRequest | str, **kwargs: Any) -> list[Hit]:

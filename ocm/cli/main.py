@@ -15,7 +15,7 @@ from ocm import __version__
 from ocm.vault.errors import OcmError
 from ocm.vault.memories import MEMORY_TYPES
 
-from . import agents_cmds, memory_cmds, render, searching, team_cmds
+from . import agents_cmds, memory_cmds, render, searching, team_cmds, ui_cmd
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -106,6 +106,7 @@ def cli() -> None:
 agents_cmds.register(cli)
 memory_cmds.register(cli)  # stale, projects, import, export (vault / json), supersede
 team_cmds.register(cli)  # team on|off|resolve, merge-note (git's merge driver)
+cli.add_command(ui_cmd.ui)  # the local dashboard (ocm/ui/)
 
 
 @cli.command()

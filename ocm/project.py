@@ -643,9 +643,9 @@ class Project:
         """Vault-relative paths of the project vault's notes created, changed or deleted
         since the previous call (a watching front end: the dashboard's live view); None on
         the first call, which only starts looking. Kernel events where the platform has
-        them (`ocm.vault.watch`), else a comparison of two listings."""
-        from ocm.vault.scan import NOTE_DIRS
-        from ocm.vault.watch import NoteWatch
+        them (`ocm.vault.freshness.watch`), else a comparison of two listings."""
+        from ocm.vault.freshness.scan import NOTE_DIRS
+        from ocm.vault.freshness.watch import NoteWatch
 
         watch: NoteWatch | None = getattr(self, "_note_watch", None)
         last: dict[str, list[int]] | None = getattr(self, "_note_listing", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from . import common as c
@@ -43,10 +44,12 @@ _OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
 
 
 def output(kind: str, context: str | None) -> str:
-    """JSON for SessionStart/UserPromptSubmit context, nothing otherwise (never on Stop:
-    context there would keep the conversation going)."""
+    """JSON for SessionStart/UserPromptSubmit context; on Stop only a nudge (a block
+    keeps the conversation going for one more turn); nothing otherwise."""
     if context and kind in _OUTPUT_EVENT:
         return hook_json_output(_OUTPUT_EVENT[kind], context)
+    if context and kind == c.STOP:  # a nudge: the model goes on with `reason` as its task
+        return json.dumps({"decision": "block", "reason": context}, ensure_ascii=False)
     return ""
 
 

@@ -136,6 +136,8 @@ class HookEvent:
         self.work_tree = ""             # a linked git worktree the event happened in
         self.transcript_path = ""       # the file the host appends the conversation to
         self.last_message = ""          # the assistant's last message (stop events)
+        self.stop_active = False        # stop events: the turn already continued for a hook
+        self.interrupted = False        # stop events: the user stopped the turn
 
     def dedupe_key(self) -> str:
         detail = self.source or self.reason or ""
@@ -463,6 +465,10 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
     elif kind == STOP:
         last = get(data, "last_assistant_message", "prompt_response")
         ev.last_message = last if isinstance(last, str) else ""
+        loops = data.get("loop_count")  # Cursor's count of follow-ups already sent
+        ev.stop_active = data.get("stop_hook_active") is True or (
+            isinstance(loops, int) and loops > 0)
+        ev.interrupted = str(data.get("status") or "") in ("aborted", "cancelled", "error")
     elif kind in (TOOL, TOOL_FAILED, FILE_EDIT, SHELL):
         parse_tool(ev, data, failed=kind == TOOL_FAILED)
         if kind == TOOL_FAILED and ev.kind == TOOL and ev.command:

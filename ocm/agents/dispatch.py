@@ -280,6 +280,9 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
     note_id = _session(project, ev, create=False)  # STOP: the fold above, and the turn
     if note_id:
         _capture(project, ev, note_id, vault_dir, env)
+        from . import nudge  # the model saves the turn's work, if it did not
+
+        return nudge.at_stop(project, ev, note_id, vault_dir, env)
     return None
 
 

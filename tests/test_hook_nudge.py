@@ -125,6 +125,22 @@ def test_cursor_follow_up_message(repo: Path, env: dict[str, str]) -> None:
     assert any(f'session_id "{note.stem}"' in follow for note in h.sessions(repo)), follow
 
 
+def test_no_nudge_where_the_host_cannot_continue(repo: Path, env: dict[str, str]) -> None:
+    """OpenCode's session.idle after edits: no nudge (tests_e2e/test_nudges.py says why)."""
+    base = {"session_id": "ses_nudge_1", "cwd": str(repo)}  # the plugin's payloads
+    for name, extra in (
+            ("session.created", {"source": "startup"}),
+            ("tool.execute.after", {"tool_name": "write", "tool_use_id": "call_1",
+                                    "tool_input": {"filePath": str(repo / "src" / "a.py")},
+                                    "tool_response": {"output": "Wrote file"}})):
+        data = json.dumps({"hook_event_name": name, **base, **extra}).encode()
+        assert h.run_hook(["opencode", name], data, env, cwd=repo).returncode == 0
+    idle = json.dumps({"hook_event_name": "session.idle", **base}).encode()
+    out = h.run_hook(["opencode", "session.idle"], idle, env, cwd=repo)
+    assert out.returncode == 0 and out.stdout == b""
+    assert "nudged" not in (repo / ".openCodeMemory" / ".hooks" / "hook.log").read_text()
+
+
 def test_setting_words() -> None:
     assert settings.mode("/nonexistent", {}) == settings.END
     assert settings.mode("/nonexistent", {"OCM_NUDGES": "ALL"}) == settings.ALL

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from ocm.agents.nudge.message import BUDGET, MARKER
 from tests_e2e.conftest import HostRun
 from tests_e2e.mock_model import (
@@ -21,9 +23,15 @@ from tests_e2e.mock_model import (
 )
 from tests_e2e.test_hosts import the_session
 
-# Where each host's program takes a hook's "go on with this instruction".
-EVENT = {"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent",
-         "opencode": "session.idle (plugin)"}
+# Where each host's program takes a hook's "go on with this instruction". OpenCode's plugin
+# could prompt the session on `session.idle`, but `opencode run` ends at that event: tried
+# with 1.18.33, the prompt never reached the model, so ocm does not nudge OpenCode.
+EVENT = {"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"}
+
+
+def nudged_host(run: HostRun) -> None:
+    if run.host.name not in EVENT:
+        pytest.skip(f"{run.host.name}: not nudged (test_one_nudge_reached_the_model)")
 
 
 def nudges_logged(run: HostRun) -> list[int]:
@@ -35,6 +43,9 @@ def nudges_logged(run: HostRun) -> list[int]:
 
 def test_one_nudge_reached_the_model(run: HostRun) -> None:
     sent = nudges_logged(run)
+    if run.host.name not in EVENT:
+        assert sent == [] and not [r for r in run.requests if r.nudge], run.output()
+        pytest.skip(f"{run.host.name}: no way for a hook to continue the turn (README)")
     assert len(sent) == 1, f"nudges sent: {sent}\n{run.output()}"
     assert 0 < sent[0] <= BUDGET
     first = next((i for i, r in enumerate(run.requests) if r.nudge), None)
@@ -48,22 +59,26 @@ def test_one_nudge_reached_the_model(run: HostRun) -> None:
 def test_the_model_answer_cost_and_no_repeat(run: HostRun) -> None:
     """The nudge's cost: exactly the requests of the answer (one per tool call, one
     closing word); the last request holds the nudge once (never repeated)."""
+    nudged_host(run)
     answers = [r.nudge for r in run.requests if r.nudge]
     assert answers == ["checkpoint", "remember", "text"], (answers, run.output())
     last = [r for r in run.requests if r.nudge][-1]
     assert json.dumps(last.body).count(MARKER) == 1
-    assert NUDGE_DONE in run.proc.stdout or run.proc.returncode == 0, run.output()
+    assert NUDGE_DONE in json.dumps(run.requests[-1].body) or run.requests[-1].nudge == "text"
 
 
 def test_session_note_carries_the_agent_checkpoint(run: HostRun) -> None:
+    nudged_host(run)
     note = the_session(run)
     assert note.goal == NUDGE_GOAL, (note.goal, run.output())
     assert NUDGE_DECISION in note.text("architecture decisions")
     assert note.items("work to be completed") == [NUDGE_PENDING]
     assert note.status == "closed"
+    assert not [p for p in note.items("prompts") if MARKER in p], "the nudge stored as a prompt"
 
 
 def test_the_remembered_convention(run: HostRun) -> None:
+    nudged_host(run)
     found = run.ocm("memories", "--type", "convention")
     assert len(found) == 1, (found, run.output())
     memory = run.ocm("get", found[0]["id"])

@@ -455,6 +455,10 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
         raw = "" if prompt is None else text_of(prompt)
         if "<hook_context>" in raw:  # Gemini puts ocm's own brief before the prompt
             raw = _HOOK_CONTEXT.sub("", raw).strip()
+        from .nudge.message import MARKER
+
+        if raw.lstrip().startswith(f"[{MARKER}]"):  # ocm's own nudge, sent as a prompt (Gemini)
+            raw = ""
         ev.prompt = redacted_cut(raw, MAX_PROMPT_CHARS * 4)
         if not ev.prompt:
             llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from ocm.vault.sessions import SessionNote
 
 FOLDER = "nudge"
+# Hosts whose Stop-type hook can make the model go on with an instruction (checked with the
+# real Claude Code 2.1.197, Codex 0.169.0 and Gemini CLI 0.61.0 in tests_e2e/test_nudges.py;
+# Cursor's `followup_message` from its documentation and recorded payloads only). OpenCode:
+# `opencode run` ends at `session.idle`, so a plugin's prompt there never reached the model.
+HOSTS = frozenset({"claude-code", "codex", "gemini", "cursor"})
 TOOL_CALLS = 8  # reads and edits since the snapshot that make a turn worth saving
 # A decision-shaped last message: "went with argparse over click", "decided to ...".
 _DECIDED = re.compile(
@@ -138,8 +143,7 @@ def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
     from ocm.vault.markdown import Document
     from ocm.vault.sessions import SessionNote
 
-    setting = mode(vault_dir, env)
-    if setting == OFF:
+    if ev.host not in HOSTS or mode(vault_dir, env) == OFF:
         return None
     path = project.vault.find_session(note_id)
     note = SessionNote(Document.parse(path.read_text(encoding="utf-8")))

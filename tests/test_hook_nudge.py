@@ -162,3 +162,14 @@ def test_what_happened_sentence_and_budget() -> None:
                              for i in range(200)}}
     long = message.compose("2026-11-27_01-00_claude-code", happened(base, many, [], ""))
     assert len(long) <= message.BUDGET and "196 more" in long
+
+
+def test_doctor_says_what_nudges_do(repo: Path, env: dict[str, str]) -> None:
+    out = h.ocm(["doctor", "--json"], env, repo)
+    check = {c["what"]: c for c in json.loads(out.stdout)}["nudges"]
+    assert check["detail"].startswith("end (") and "Claude Code" in check["detail"]
+    assert "extra model turn" in check["detail"] and "OCM_NUDGES=off" in check["fix"]
+    (repo / ".openCodeMemory" / "config.json").write_text('{"nudges": "off"}')
+    out = h.ocm(["doctor", "--json"], env, repo)
+    check = {c["what"]: c for c in json.loads(out.stdout)}["nudges"]
+    assert check["detail"].startswith("off (config.json")

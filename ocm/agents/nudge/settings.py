@@ -36,3 +36,20 @@ def mode(vault_dir: str, env: dict[str, str]) -> str:
     except (OSError, ValueError):
         return DEFAULT
     return (_word(config.get("nudges")) if isinstance(config, dict) else None) or DEFAULT
+
+
+SUPPORT = ("Claude Code, Codex and Gemini CLI (checked with the real programs) and Cursor "
+           "(from its documentation) take one more turn to save the session; OpenCode, "
+           "VS Code and Windsurf get none")
+COST = "one extra model turn per turn with unsaved work (the saving calls and a closing word)"
+
+
+def describe(vault_dir: str, env: dict[str, str]) -> tuple[str, str]:
+    """`ocm doctor`'s line: (what is in force and what it costs, how to change it)."""
+    current = mode(vault_dir, env)
+    source = "OCM_NUDGES" if _word(env.get("OCM_NUDGES")) else "config.json or default"
+    if current == OFF:
+        return (f"off ({source}): the model is never asked to save the session",
+                'OCM_NUDGES=end or {"nudges": "end"} in config.json')
+    return (f"{current} ({source}): at the end of a turn with unsaved work, {SUPPORT}; "
+            f"cost: {COST}", 'OCM_NUDGES=off or {"nudges": "off"} in config.json')

@@ -173,3 +173,32 @@ def test_doctor_says_what_nudges_do(repo: Path, env: dict[str, str]) -> None:
     out = h.ocm(["doctor", "--json"], env, repo)
     check = {c["what"]: c for c in json.loads(out.stdout)}["nudges"]
     assert check["detail"].startswith("off (config.json")
+
+
+def test_before_a_git_commit_with_nudges_all(repo: Path, env: dict[str, str]) -> None:
+    """Claude Code's PreToolUse for `git commit` (the recorded Bash payload as it arrives
+    before the call): context asking for a checkpoint first, with `nudges: all` only; any
+    other command, or the default setting, gets nothing."""
+    data, _ = until_stop("claude-code", repo, env)
+    bash = json.loads(dict(recorded("claude-code", repo))["post-tool-use"])
+    bash.update(hook_event_name="PreToolUse", tool_name="Bash")
+    bash.pop("tool_response", None)
+
+    def before(command: str, environ: dict[str, str]) -> str:
+        payload = json.dumps({**bash, "tool_input": {"command": command}}).encode()
+        out = h.run_hook(["claude-code", "pre-tool-use"], payload, environ, cwd=repo)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.decode().strip()
+
+    assert before("git commit -m 'check script'", env) == ""  # default: end of turn only
+    every = {**env, "OCM_NUDGES": "all"}
+    assert before("git status", every) == ""
+    out = json.loads(before("git add -A && git commit -m 'check script'", every))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    assert "about to commit" in context and f'session_id "{session_id(repo)}"' in context
+    assert "`src/check_claude.py`" in context
+    sid = session_id(repo)
+    assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
+                 repo).returncode == 0
+    assert before("git commit -m 'check script'", every) == ""  # saved: nothing to ask

@@ -27,7 +27,7 @@ CAP = 10_000
 EVENTS = {
     "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
     "post-tool-use-failure": c.TOOL_FAILED, "pre-compact": c.COMPACT, "stop": c.STOP,
-    "session-end": c.END,
+    "session-end": c.END, "pre-tool-use": c.BEFORE_SHELL,
 }
 # (host event, our kebab name, matcher, timeout in seconds)
 HOOKS = [
@@ -35,12 +35,14 @@ HOOKS = [
     ("UserPromptSubmit", "user-prompt-submit", None, 10),
     ("PostToolUse", "post-tool-use", "Write|Edit|NotebookEdit|Read|Bash", 10),
     ("PostToolUseFailure", "post-tool-use-failure", "Bash", 10),
+    ("PreToolUse", "pre-tool-use", "Bash", 10),  # a nudge before a git commit (nudges: all)
     ("PreCompact", "pre-compact", None, 30),
     ("Stop", "stop", None, 30),
     # SessionEnd hooks share a 1.5 s budget unless a per-hook timeout raises it.
     ("SessionEnd", "session-end", None, 15),
 ]
-_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
+_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit",
+                 c.BEFORE_SHELL: "PreToolUse"}
 
 
 def output(kind: str, context: str | None) -> str:

@@ -29,6 +29,7 @@ HOST_ALIASES = {
 START, PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL, COMPACT, STOP, END, IGNORE = (
     "start", "prompt", "tool", "tool_failed", "file_edit", "shell", "compact", "stop", "end",
     "ignore")
+BEFORE_SHELL = "before_shell"  # a shell command about to run (nudges before a git commit)
 FREQUENT = frozenset({PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL})
 
 MAX_PROMPT_CHARS = 2000
@@ -473,6 +474,9 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
         ev.stop_active = data.get("stop_hook_active") is True or (
             isinstance(loops, int) and loops > 0)
         ev.interrupted = str(data.get("status") or "") in ("aborted", "cancelled", "error")
+    elif kind == BEFORE_SHELL:
+        tool_input = get(data, "tool_input", "toolInput")
+        ev.command = redacted_cut(" ".join(command_text(tool_input).split()), MAX_COMMAND_CHARS)
     elif kind in (TOOL, TOOL_FAILED, FILE_EDIT, SHELL):
         parse_tool(ev, data, failed=kind == TOOL_FAILED)
         if kind == TOOL_FAILED and ev.kind == TOOL and ev.command:

@@ -332,6 +332,19 @@ def _close_abandoned(project: Any, host: str, keep: str) -> list[str]:
     return closed
 
 
+def _before_shell(ev: c.HookEvent, root: str, vault_dir: str, env: dict[str, str]
+                  ) -> str | None:
+    """A git commit about to run (`nudges: all`): ask for a checkpoint first."""
+    from . import nudge
+
+    if not nudge.is_commit(ev.command) or nudge.mode(vault_dir, env) != nudge.ALL:
+        return None  # every other shell call: nothing read
+    project = _project(root, vault_dir)
+    _fold(project, vault_dir)
+    note_id = _session(project, ev, create=False)
+    return nudge.before_commit(project, ev, note_id, vault_dir) if note_id else None
+
+
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
                     env: dict[str, str], cap: int) -> str | None:
     limit = _int_option(opts, env, "prompt-recall", "OCM_PROMPT_RECALL", 0)
@@ -385,6 +398,8 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
                                    f"{problem or 'event not handled'}; no-op")
             return _output(host, table_host, kind, None)
         cap = getattr(host_module(host), "CAP", 10_000)
+        if ev.kind == c.BEFORE_SHELL:
+            return _output(host, table_host, kind, _before_shell(ev, root, vault_dir, env))
         if ev.kind in c.FREQUENT:
             _journal_event(ev, vault_dir, raw)
             context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (

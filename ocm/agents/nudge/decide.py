@@ -46,6 +46,9 @@ TOOL_CALLS = 8  # reads and edits since the snapshot that make a turn worth savi
 _DECIDED = re.compile(
     r"\b(decided|decision|chose|chosen|opted|went with|instead of|rather than|trade-?off|"
     r"in favou?r of|settled on)\b", re.I)
+# `git commit`, `git -C dir commit`, `git -c k=v commit` (not `git commit-tree`, not a grep).
+_COMMIT = re.compile(r"(?:^|[;&|(]\s*|\bthen\s+)git(?:\s+-[Cc]\s+\S+|\s+--?[\w-]+(?:=\S+)?)*"
+                     r"\s+commit(?:\s|$)")
 _AGENT_SECTIONS = ("goal", "work completed", "work to be completed", "architecture decisions")
 
 
@@ -167,3 +170,33 @@ def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
                                "chars": int(state.get("chars") or 0) + len(text)})
     journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged ({len(text)} chars)")
     return text
+
+
+def is_commit(command: str) -> bool:
+    return bool(command) and _COMMIT.search(command) is not None
+
+
+def before_commit(project: Any, ev: HookEvent, note_id: str, vault_dir: str) -> str | None:
+    """Context before a git commit when the session holds unsaved work; None otherwise.
+    The state is not moved: the end-of-turn nudge still follows if the agent saves nothing."""
+    try:
+        from ocm.vault.markdown import Document
+        from ocm.vault.sessions import SessionNote
+
+        path = project.vault.find_session(note_id)
+        now = snapshot(SessionNote(Document.parse(path.read_text(encoding="utf-8"))))
+        state = load(vault_dir, note_id)
+        base = state.get("base") if isinstance(state.get("base"), dict) else {}
+        if now["agent"] != (base.get("agent") or ""):
+            return None  # saved since the last snapshot
+        sentence = happened(base, now, _still_failing(vault_dir, note_id), "")
+        if not sentence:
+            return None
+        text = message.compose_commit(note_id, sentence)
+        journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged before a "
+                               f"commit ({len(text)} chars)")
+        return text
+    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
+        journal.log(vault_dir, f"{ev.host} {ev.event}: nudge failed: "
+                               f"{type(exc).__name__}: {exc}")
+        return None

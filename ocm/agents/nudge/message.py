@@ -38,6 +38,14 @@ def what_happened(files: list[str], failing: list[str], fixed: list[str],
     return "; ".join(parts)
 
 
+def compose_commit(session_id: str, happened: str) -> str:
+    """The context before a git commit: checkpoint first (seed 004 §4.3)."""
+    text = (f"[{MARKER}] You are about to commit. Since your last checkpoint {happened}. "
+            f'Before the commit, call ocm__checkpoint with session_id "{session_id}", '
+            'trigger "git_commit" and goal, work_completed, work_pending and decisions.')
+    return text if len(text) <= BUDGET else compose(session_id, happened)
+
+
 def compose(session_id: str, happened: str, budget: int = BUDGET) -> str:
     """The instruction; `happened` is shortened first if the whole would pass `budget`."""
     head = f"[{MARKER}] Since your last checkpoint "

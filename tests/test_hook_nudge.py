@@ -202,3 +202,29 @@ def test_before_a_git_commit_with_nudges_all(repo: Path, env: dict[str, str]) ->
     assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
                  repo).returncode == 0
     assert before("git commit -m 'check script'", every) == ""  # saved: nothing to ask
+
+
+def test_failure_left_in_two_sessions_becomes_a_gotcha_candidate(repo: Path,
+                                                                  env: dict[str, str]) -> None:
+    """Claude Code's recorded start, prompt, write and failing Bash (04), then its session
+    end, twice under two session ids: the first session's note holds no candidate (one
+    session alone is noise); the second's names the failure and the first session."""
+    events = recorded("claude-code", repo)
+    notes = []
+    for sid in ("first-session", "second-session"):
+        for event, data in [*events[:4], events[-1]]:
+            payload = json.dumps({**json.loads(data), "session_id": sid}).encode()
+            assert h.run_hook(["claude-code", event], payload, env, cwd=repo).returncode == 0
+        [note] = [p for p in h.sessions(repo) if p not in notes]
+        notes.append(note)
+    first, second = (p.read_text() for p in notes)
+    assert "Gotcha candidate" not in first
+    line = next(ln for ln in second.splitlines() if "Gotcha candidate" in ln)
+    assert "`python3 src/check_claude.py`" in line and notes[0].stem in line, line
+    assert "No such file or directory" in line
+    # A third session that fixed it (the whole recorded run, 06 passes): no candidate.
+    for event, data in events:
+        payload = json.dumps({**json.loads(data), "session_id": "third-session"}).encode()
+        assert h.run_hook(["claude-code", event], payload, env, cwd=repo).returncode == 0
+    [third] = [p for p in h.sessions(repo) if p not in notes]
+    assert "Gotcha candidate" not in third.read_text()

@@ -272,6 +272,9 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
                 project.vault.close_session(note_id, "closed")
         _prune_seen(vault_dir)
         if note_id:  # failures still pending when the session ends will not be fixed in it
+            from .nudge import unresolved
+
+            unresolved.at_end(project, note_id, vault_dir)
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR,
                                        f"{note_id}.json"))

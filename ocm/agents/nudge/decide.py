@@ -98,13 +98,9 @@ def snapshot(note: SessionNote) -> dict[str, Any]:
 
 def _still_failing(vault_dir: str, note_id: str) -> list[str]:
     """Commands whose last run failed and that never passed since (the journal's state)."""
-    path = os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR, f"{note_id}.json")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            pending = json.load(handle).get("pending")
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [str(cmd) for cmd in pending] if isinstance(pending, dict) else []
+    from .unresolved import pending
+
+    return [str(failure["command"]) for failure in pending(vault_dir, note_id)]
 
 
 _FIXED = re.compile(r"^`(.+?)` passed after editing")

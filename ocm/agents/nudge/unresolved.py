@@ -29,7 +29,8 @@ def _key(command: str, error: str) -> str:
     return f"{command}\n{re.sub(r'[0-9]+', '#', first)[:120]}"
 
 
-def _pending(vault_dir: str, note_id: str) -> list[dict[str, Any]]:
+def pending(vault_dir: str, note_id: str) -> list[dict[str, Any]]:
+    """The session's failures that never passed since (the journal's state file)."""
     path = os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR, f"{note_id}.json")
     try:
         with open(path, encoding="utf-8") as handle:
@@ -55,7 +56,7 @@ def _at_end(project: Any, note_id: str, vault_dir: str) -> list[str]:
 
     from ocm.vault.atomic import atomic_write_text
 
-    failures = _pending(vault_dir, note_id)
+    failures = pending(vault_dir, note_id)
     if not failures:
         return []
     path = Path(journal.hooks_dir(vault_dir)) / "nudge" / FILE

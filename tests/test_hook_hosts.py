@@ -85,7 +85,8 @@ def test_codex_session_with_apply_patch(repo: Path, env: dict[str, str]) -> None
     out = run("codex", "post-tool-use-apply-patch", repo, env, sid, event="post-tool-use")
     assert out == b""
     run("codex", "post-tool-use-bash", repo, env, sid, event="post-tool-use")
-    assert run("codex", "stop", repo, env, sid) == b""  # Stop: JSON or nothing
+    stop = run("codex", "stop", repo, env, sid)  # Stop: JSON (here a nudge) or nothing
+    assert json.loads(stop)["decision"] == "block"
     run("codex", "pre-compact", repo, env, sid)
     run("codex", "session-end", repo, env, sid)
     note = the_note(repo, env)
@@ -105,7 +106,9 @@ def test_gemini_session(repo: Path, env: dict[str, str]) -> None:
     for fixture in ("after-tool-write-file", "after-tool-replace", "after-tool-shell"):
         assert json.loads(run("gemini", fixture, repo, env, sid, event="after-tool")) == {}
     for fixture in ("pre-compress", "after-agent", "session-end"):
-        assert json.loads(run("gemini", fixture, repo, env, sid)) == {}
+        out = json.loads(run("gemini", fixture, repo, env, sid))
+        assert out == ({"decision": "deny", "reason": out.get("reason")}
+                       if fixture == "after-agent" else {}), out  # AfterAgent: a nudge
     note = the_note(repo, env)
     assert note.tool == "gemini" and note.status == "closed"
     assert note.files() == {"export/nightly.py": "created", "README.md": "modified"}

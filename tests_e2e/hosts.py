@@ -59,7 +59,8 @@ def claude_code(host: Host, root: Path, home: Path, url: str) -> tuple[list[str]
     env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_KEY,
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
     argv = [str(host.exe), "-p", PROMPT, "--model", "claude-sonnet-4-5",
-            "--allowedTools", "Write", "Edit", "Bash", "mcp__ocm__ocm__remember"]
+            "--allowedTools", "Write", "Edit", "Bash", "mcp__ocm__ocm__remember",
+            "mcp__ocm__ocm__checkpoint"]
     return argv, env
 
 

@@ -40,6 +40,35 @@ STEPS: list[tuple[str, Any]] = [
     ("remember", REMEMBER), ("text", DONE),
 ]
 _ids = itertools.count(1)
+# How the "model" answers an ocm nudge (a Stop hook's instruction, ocm.agents.nudge): it
+# calls ocm__checkpoint with the session id the nudge names, then ocm__remember, then says
+# NUDGE_DONE (one call per response), as a model that does what it is asked would.
+NUDGE_MARKER = "ocm memory check"
+NUDGE_GOAL = "E2E: make src/greet.py print its greeting"
+NUDGE_DECISION = "**Constant at module top:** GREETING is defined before use, not passed in"
+NUDGE_PENDING = "add a unit test for src/greet.py"
+NUDGE_REMEMBER = {"content": "E2E convention: module constants in src/ are defined at the top",
+                  "type": "convention", "files": [FILE]}
+NUDGE_DONE = "Saved (mock)."
+_NUDGE_SID = re.compile(r'session_id \\*"([^"\\]+)\\*"')
+
+
+def nudge_answer(body: dict[str, Any], calls: list[str]) -> tuple[str, Any] | None:
+    """The next answer to a nudge, or None when the conversation holds none: the
+    checkpoint with the session id the nudge names, then a convention to remember, then
+    NUDGE_DONE. `calls`: the tool calls made so far, each as text (name and arguments)."""
+    text = json.dumps(body)
+    at = text.rfind(NUDGE_MARKER)
+    if at < 0:
+        return None
+    if not any("ocm__checkpoint" in call for call in calls):
+        match = _NUDGE_SID.search(text, at)
+        return "checkpoint", {"session_id": match.group(1) if match else "",
+                              "goal": NUDGE_GOAL, "work_completed": [f"{FILE} prints hello"],
+                              "work_pending": [NUDGE_PENDING], "decisions": [NUDGE_DECISION]}
+    if not any(NUDGE_REMEMBER["content"] in call for call in calls):
+        return "remember", NUDGE_REMEMBER
+    return "text", NUDGE_DONE
 
 
 @dataclass
@@ -49,6 +78,7 @@ class Recorded:
     body: Any
     scripted: bool = False
     step: int | None = None
+    nudge: str | None = None  # the answer to an ocm nudge this request got (nudge_answer)
 
 
 @dataclass
@@ -57,6 +87,11 @@ class Script:
 
     root: str = ""
     steps: list[tuple[str, Any]] = field(default_factory=lambda: list(STEPS))
+    nudges: list[str] = field(default_factory=list)
+
+    def nudged(self, answer: tuple[str, Any]) -> tuple[str, Any]:
+        self.nudges.append(answer[0])
+        return answer
 
     def step(self, commands: list[str], has_remember: bool) -> tuple[int, str, Any]:
         """The step after the tool calls made so far (their shell commands, "" for other
@@ -90,8 +125,8 @@ def _anthropic_tool(script: Script, names: set[str], action: str,
             "write", {"filePath": path, "content": arg})
     if action == "shell":
         return ("Bash" if claude else "bash"), {"command": arg, "description": "run greet.py"}
-    remember = next((n for n in sorted(names) if n.endswith("ocm__remember")), "ocm__remember")
-    return remember, arg
+    suffix = f"ocm__{action}"  # remember, or checkpoint (a nudge's answer)
+    return next((n for n in sorted(names) if n.endswith(suffix)), suffix), arg
 
 
 def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
@@ -103,6 +138,12 @@ def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
     if names & {"Write", "write"}:
         has_remember = any(n.endswith("ocm__remember") for n in names)
         step, action, arg = script.step(commands, has_remember)
+        calls = [json.dumps(b) for m in body.get("messages", []) if m.get("role") == "assistant"
+                 and isinstance(m.get("content"), list) for b in m["content"]
+                 if b.get("type") == "tool_use"]
+        nudge = nudge_answer(body, calls)
+        if nudge:
+            step, (action, arg) = None, script.nudged(nudge)
     if action == "text":
         block: dict[str, Any] = {"type": "text", "text": arg}
         stop = "end_turn"
@@ -177,17 +218,18 @@ def _responses_item(script: Script, tools: dict[str, dict[str, Any]], action: st
             "shell", {"command": ["bash", "-lc", arg]})
         return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
                 "call_id": call_id, "name": name, "arguments": json.dumps(args)}
-    if "mcp__ocm__ocm__remember" not in tools and "tool_search" in tools:
+    full = f"mcp__ocm__ocm__{action}"  # remember, or checkpoint (a nudge's answer)
+    if full not in tools and "tool_search" in tools:
         # Codex defers MCP tools: the model finds them first (client-side tool search).
         return {"type": "tool_search_call", "call_id": call_id, "status": "completed",
                 "execution": "client", "arguments": {"query": "ocm__remember memory", "limit": 20}}
     item = {"type": "function_call", "id": f"fc_{call_id}", "status": "completed",
             "call_id": call_id, "arguments": json.dumps(arg)}
-    tool = tools.get("mcp__ocm__ocm__remember") or {}
+    tool = tools.get(full) or {}
     if tool.get("namespace"):
         item.update(namespace=tool["namespace"], name=tool["name"])
     else:
-        item["name"] = "mcp__ocm__ocm__remember"
+        item["name"] = full
     return item
 
 
@@ -213,6 +255,9 @@ def responses(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
         has_remember = "mcp__ocm__ocm__remember" in tools or (
             "tool_search" in tools and last != "tool_search_output")
         step, action, arg = script.step(commands, has_remember)
+        nudge = nudge_answer(body, [json.dumps(i) for i in items if i.get("type") in _CALL_ITEMS])
+        if nudge:
+            step, (action, arg) = None, script.nudged(nudge)
     if action == "text":
         item: dict[str, Any] = {
             "type": "message", "id": f"msg_mock_{next(_ids)}", "status": "completed",
@@ -267,6 +312,10 @@ def gemini(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str
     if "write_file" in names:
         has_remember = any(n.endswith("ocm__remember") for n in names)
         step, action, arg = script.step(commands, has_remember)
+        nudge = nudge_answer(body, [json.dumps(p["functionCall"]) for c in body.get(
+            "contents") or [] for p in c.get("parts") or [] if "functionCall" in p])
+        if nudge:
+            step, (action, arg) = None, script.nudged(nudge)
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     if step is None and schema:
@@ -280,8 +329,9 @@ def gemini(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str
         part = {"functionCall": {"name": "run_shell_command", "args": {
             "command": arg, "description": "run greet.py"}}}
     else:
-        remember = next((n for n in names if n.endswith("ocm__remember")), "ocm__remember")
-        part = {"functionCall": {"name": remember, "args": arg}}
+        suffix = f"ocm__{action}"  # remember, or checkpoint (a nudge's answer)
+        part = {"functionCall": {"name": next((n for n in names if n.endswith(suffix)), suffix),
+                                 "args": arg}}
     chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
                              "finishReason": "STOP", "index": 0}],
              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
@@ -362,6 +412,7 @@ class MockModel:
         rec = Recorded("POST", path, body)
         self.record(rec)
         route = path.split("?")[0]
+        nudges = len(self.script.nudges)
         if route.endswith("/messages/count_tokens"):
             return 200, b'{"input_tokens": 10}', "application/json"
         if route.endswith("/messages"):
@@ -379,6 +430,7 @@ class MockModel:
             return 404, json.dumps({"error": {"message": f"mock: no route {route}"}}).encode(), \
                 "application/json"
         rec.scripted = rec.step is not None
+        rec.nudge = self.script.nudges[-1] if len(self.script.nudges) > nudges else None
         return 200, payload, ctype
 
     def seen(self, pattern: str) -> list[Recorded]:

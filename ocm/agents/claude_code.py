@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from . import common as c
@@ -26,7 +27,7 @@ CAP = 10_000
 EVENTS = {
     "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
     "post-tool-use-failure": c.TOOL_FAILED, "pre-compact": c.COMPACT, "stop": c.STOP,
-    "session-end": c.END,
+    "session-end": c.END, "pre-tool-use": c.BEFORE_SHELL,
 }
 # (host event, our kebab name, matcher, timeout in seconds)
 HOOKS = [
@@ -34,19 +35,23 @@ HOOKS = [
     ("UserPromptSubmit", "user-prompt-submit", None, 10),
     ("PostToolUse", "post-tool-use", "Write|Edit|NotebookEdit|Read|Bash", 10),
     ("PostToolUseFailure", "post-tool-use-failure", "Bash", 10),
+    ("PreToolUse", "pre-tool-use", "Bash", 10),  # a nudge before a git commit (nudges: all)
     ("PreCompact", "pre-compact", None, 30),
     ("Stop", "stop", None, 30),
     # SessionEnd hooks share a 1.5 s budget unless a per-hook timeout raises it.
     ("SessionEnd", "session-end", None, 15),
 ]
-_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
+_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit",
+                 c.BEFORE_SHELL: "PreToolUse"}
 
 
 def output(kind: str, context: str | None) -> str:
-    """JSON for SessionStart/UserPromptSubmit context, nothing otherwise (never on Stop:
-    context there would keep the conversation going)."""
+    """JSON for SessionStart/UserPromptSubmit context; on Stop only a nudge (a block
+    keeps the conversation going for one more turn); nothing otherwise."""
     if context and kind in _OUTPUT_EVENT:
         return hook_json_output(_OUTPUT_EVENT[kind], context)
+    if context and kind == c.STOP:  # a nudge: the model goes on with `reason` as its task
+        return json.dumps({"decision": "block", "reason": context}, ensure_ascii=False)
     return ""
 
 

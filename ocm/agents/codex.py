@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from . import common as c
@@ -34,10 +35,12 @@ _OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
 
 
 def output(kind: str, context: str | None) -> str:
-    """Context as JSON on SessionStart/UserPromptSubmit; nothing elsewhere (Stop accepts
-    only JSON or nothing)."""
+    """Context as JSON on SessionStart/UserPromptSubmit, a nudge as a Stop block (Stop
+    accepts only JSON or nothing); nothing elsewhere."""
     if context and kind in _OUTPUT_EVENT:
         return hook_json_output(_OUTPUT_EVENT[kind], context)
+    if context and kind == c.STOP:  # a nudge: the model goes on with `reason` as its task
+        return json.dumps({"decision": "block", "reason": context}, ensure_ascii=False)
     return ""
 
 

@@ -41,6 +41,7 @@ def host_module(host: str) -> ModuleType:
 START, PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL, COMPACT, STOP, END, IGNORE = (
     "start", "prompt", "tool", "tool_failed", "file_edit", "shell", "compact", "stop", "end",
     "ignore")
+BEFORE_SHELL = "before_shell"  # a shell command about to run (nudges before a git commit)
 FREQUENT = frozenset({PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL})
 
 MAX_PROMPT_CHARS = 2000
@@ -148,6 +149,8 @@ class HookEvent:
         self.work_tree = ""             # a linked git worktree the event happened in
         self.transcript_path = ""       # the file the host appends the conversation to
         self.last_message = ""          # the assistant's last message (stop events)
+        self.stop_active = False        # stop events: the turn already continued for a hook
+        self.interrupted = False        # stop events: the user stopped the turn
 
     def dedupe_key(self) -> str:
         detail = self.source or self.reason or ""
@@ -465,6 +468,10 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
         raw = "" if prompt is None else text_of(prompt)
         if "<hook_context>" in raw:  # Gemini puts ocm's own brief before the prompt
             raw = _HOOK_CONTEXT.sub("", raw).strip()
+        from .nudge.message import MARKER
+
+        if raw.lstrip().startswith(f"[{MARKER}]"):  # ocm's own nudge, sent as a prompt (Gemini)
+            raw = ""
         ev.prompt = redacted_cut(raw, MAX_PROMPT_CHARS * 4)
         if not ev.prompt:
             llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}
@@ -475,6 +482,13 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
     elif kind == STOP:
         last = get(data, "last_assistant_message", "prompt_response")
         ev.last_message = last if isinstance(last, str) else ""
+        loops = data.get("loop_count")  # Cursor's count of follow-ups already sent
+        ev.stop_active = data.get("stop_hook_active") is True or (
+            isinstance(loops, int) and loops > 0)
+        ev.interrupted = str(data.get("status") or "") in ("aborted", "cancelled", "error")
+    elif kind == BEFORE_SHELL:
+        tool_input = get(data, "tool_input", "toolInput")
+        ev.command = redacted_cut(" ".join(command_text(tool_input).split()), MAX_COMMAND_CHARS)
     elif kind in (TOOL, TOOL_FAILED, FILE_EDIT, SHELL):
         parse_tool(ev, data, failed=kind == TOOL_FAILED)
         if kind == TOOL_FAILED and ev.kind == TOOL and ev.command:

@@ -38,9 +38,11 @@ HOOKS = [
 
 def output(kind: str, context: str | None) -> str:
     """Cursor wants JSON on every path; snake_case `additional_context` at session start,
-    `continue: true` before a prompt, never a `followup_message` on stop."""
+    `continue: true` before a prompt, a `followup_message` on stop only for a nudge."""
     if kind == c.START and context:
         return json.dumps({"additional_context": context}, ensure_ascii=False)
+    if kind == c.STOP and context:
+        return json.dumps({"followup_message": context}, ensure_ascii=False)
     if kind == c.PROMPT:
         return json.dumps({"continue": True})
     return "{}"

@@ -263,6 +263,9 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
                 project.vault.close_session(note_id, "closed")
         _prune_seen(vault_dir)
         if note_id:  # failures still pending when the session ends will not be fixed in it
+            from .nudge import unresolved
+
+            unresolved.at_end(project, note_id, vault_dir)
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(journal.hooks_dir(vault_dir), journal.STATE_DIR,
                                        f"{note_id}.json"))
@@ -271,6 +274,9 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
     note_id = _session(project, ev, create=False)  # STOP: the fold above, and the turn
     if note_id:
         _capture(project, ev, note_id, vault_dir, env)
+        from . import nudge  # the model saves the turn's work, if it did not
+
+        return nudge.at_stop(project, ev, note_id, vault_dir, env)
     return None
 
 
@@ -318,6 +324,19 @@ def _close_abandoned(project: Any, host: str, keep: str) -> list[str]:
                 project.vault.close_session(note_id, "closed")
                 closed.append(note_id)
     return closed
+
+
+def _before_shell(ev: c.HookEvent, root: str, vault_dir: str, env: dict[str, str]
+                  ) -> str | None:
+    """A git commit about to run (`nudges: all`): ask for a checkpoint first."""
+    from . import nudge
+
+    if not nudge.is_commit(ev.command) or nudge.mode(vault_dir, env) != nudge.ALL:
+        return None  # every other shell call: nothing read
+    project = _project(root, vault_dir)
+    _fold(project, vault_dir)
+    note_id = _session(project, ev, create=False)
+    return nudge.before_commit(project, ev, note_id, vault_dir) if note_id else None
 
 
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
@@ -373,6 +392,8 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
                                    f"{problem or 'event not handled'}; no-op")
             return _output(host, table_host, kind, None)
         cap = getattr(c.host_module(host), "CAP", 10_000)
+        if ev.kind == c.BEFORE_SHELL:
+            return _output(host, table_host, kind, _before_shell(ev, root, vault_dir, env))
         if ev.kind in c.FREQUENT:
             _journal_event(ev, vault_dir, raw)
             context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (

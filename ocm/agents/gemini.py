@@ -89,6 +89,8 @@ def output(kind: str, context: str | None) -> str:
         return json.dumps({"hookSpecificOutput": {"hookEventName": _OUTPUT_EVENT[kind],
                                                   "additionalContext": context}},
                           ensure_ascii=False)
+    if context and kind == c.STOP:  # a nudge: AfterAgent's deny sends `reason` as a prompt
+        return json.dumps({"decision": "deny", "reason": context}, ensure_ascii=False)
     return "{}"
 
 

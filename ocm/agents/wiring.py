@@ -190,6 +190,9 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
     else:
         checks.append(Check("semantic search", "info", f"off, keywords only: "
                             f"{semantic['detail']}", "OCM_SEMANTIC=1 fuses meaning with words"))
+    from .nudge import settings as nudges
+
+    checks.append(Check("nudges", "info", *nudges.describe(str(vault.root), dict(os.environ))))
     hook_ok = os.access(ctx.hook_exe.split(" ")[0], os.X_OK)
     checks.append(Check("ocm-hook", "ok" if hook_ok else "fail", ctx.hook_exe,
                         "" if hook_ok else "reinstall ocm (pip install opencodememory)"))

@@ -73,7 +73,9 @@ def module_name(path: Path, package_dir: Path) -> str:
 
 def import_graph(package_dir: Path) -> dict[str, set[str]]:
     """Module -> the modules of ours it imports (an imported name is resolved to the longest
-    prefix that is a module: `ocm.vault.store.Vault` -> `ocm.vault.store`)."""
+    prefix that is a module: `ocm.vault.store.Vault` -> `ocm.vault.store`). A module's own
+    packages are left out: `from . import sibling` runs the package's `__init__`, which is
+    how a package names its public parts, not a circle."""
     paths = {module_name(p, package_dir): p for p in package_dir.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
@@ -82,8 +84,9 @@ def import_graph(package_dir: Path) -> dict[str, set[str]]:
             parts = imported.split(".")
             while parts and ".".join(parts) not in paths:
                 parts.pop()
-            if parts and ".".join(parts) != name:
-                targets.add(".".join(parts))
+            target = ".".join(parts)
+            if parts and target != name and not name.startswith(target + "."):
+                targets.add(target)
         graph[name] = targets
     return graph
 
@@ -137,6 +140,12 @@ def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     (package_dir / "agents" / "a.py").write_text("from .b import x\n", encoding="utf-8")
     (package_dir / "agents" / "b.py").write_text("from ocm.agents import c\n", encoding="utf-8")
     (package_dir / "agents" / "c.py").write_text("from . import a\n", encoding="utf-8")
+    (package_dir / "agents" / "nudge").mkdir()
+    (package_dir / "agents" / "nudge" / "__init__.py").write_text(
+        "from .decide import at_stop\n", encoding="utf-8")
+    (package_dir / "agents" / "nudge" / "decide.py").write_text(
+        "from . import message\n", encoding="utf-8")
+    (package_dir / "agents" / "nudge" / "message.py").write_text("", encoding="utf-8")
     assert circles(package_dir) == [["ocm.agents.a", "ocm.agents.b", "ocm.agents.c"],
                                     ["ocm.vault.alike.near", "ocm.vault.store"]]
 

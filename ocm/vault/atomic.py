@@ -3,12 +3,20 @@
 A note is written to a dot-prefixed temp file in its own folder (invisible to Obsidian and to
 the indexer), fsynced, then `os.replace`d over the target, so a reader sees the old bytes or
 the new ones, never a torn file.
+
+A temp file is always a new file: a random name, opened with `O_CREAT|O_EXCL|O_NOFOLLOW`
+(`open_new`). A vault can come from a teammate's commit, and git checks out tracked links
+even in ignored folders, so any name a writer could predict may already be a link to a file
+outside the vault; `O_EXCL` refuses every existing name, a dangling link included, and the
+writer draws another. `os.replace` then swaps the directory entry itself, never a link's
+target.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,8 +30,7 @@ def atomic_write_bytes(path: Path, data: bytes,
     file is on disk (checked last, so a save during our fsync is not overwritten).
     `durable=False` skips the fsyncs, for derived files that are rebuilt when lost."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f"{TEMP_PREFIX}{os.getpid()}-{path.name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd, tmp = open_new(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -41,6 +48,24 @@ def atomic_write_bytes(path: Path, data: bytes,
     if durable:
         _fsync_dir(path.parent)
     return True
+
+
+_NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_NAME_KEEP = 80  # of the target's name in a temp name (a 255-byte name plus more is too long)
+
+
+def open_new(folder: Path, name: str, prefix: str = TEMP_PREFIX) -> tuple[int, Path]:
+    """A new temp file in `folder` for writing `name`: (fd, path). Its name is random
+    (`<prefix><pid>-<16 hex>-<name>`), and it is created, never opened: an existing file or
+    link at the name is never written through (another name is drawn)."""
+    for _ in range(100):
+        tmp = folder / f"{prefix}{os.getpid()}-{secrets.token_hex(8)}-{name[:_NAME_KEEP]}"
+        try:
+            return os.open(tmp, _NEW_FLAGS, 0o644), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {folder}")
 
 
 def atomic_write_text(path: Path, text: str, unchanged: Callable[[], bool] | None = None,
@@ -68,8 +93,26 @@ def locked(lock_dir: Path, name: str, timeout: float = LOCK_TIMEOUT_S) -> Iterat
     from filelock import FileLock  # ~30 ms of imports (logging, inspect): not on read paths
 
     lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_dir / f"{name}.lock"), timeout=timeout):
+    if lock_dir.is_symlink():
+        raise OSError(f"{lock_dir} is a symbolic link; ocm never writes through links")
+    path = lock_dir / f"{lock_name(name)}.lock"
+    if path.is_symlink():  # FileLock opens with O_TRUNC: a planted link would be emptied
+        path.unlink()
+    with FileLock(str(path), timeout=timeout):
         yield
+
+
+_MAX_LOCK_NAME = 120  # bytes: a note's 250-byte name plus ".lock" is over NAME_MAX
+
+
+def lock_name(name: str) -> str:
+    """`name`, or for a long one its start and a hash of the whole (one lock per name)."""
+    if len(name.encode("utf-8")) <= _MAX_LOCK_NAME:
+        return name
+    import hashlib
+
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return name.encode("utf-8")[:60].decode("utf-8", "ignore") + "-" + digest
 
 
 def file_signature(path: Path) -> tuple[int, int] | None:

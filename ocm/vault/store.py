@@ -129,8 +129,8 @@ class Vault:
     def exists(self) -> bool:
         """An ocm vault is here: its folder holds what `ocm init` made (sessions/ or
         memories/), transcripts or an index. Any other folder is not one, and reading it
-        must create nothing."""
-        return is_real_dir(self.root) and any(is_real_dir(folder) for folder in (
+        must create nothing. The root itself may be a link (where a person keeps it)."""
+        return self.root.is_dir() and any(is_real_dir(folder) for folder in (
             self.sessions_dir, self.memories_dir, self.root / TRANSCRIPTS_DIR, self.index_dir))
 
     def ensure_layout(self) -> None:

@@ -130,7 +130,7 @@ def status(vault: Path | None, as_json: bool) -> None:
         click.echo(f"  duplicate id {note_id}: reading {rels[0]}; ignoring "
                    f"{', '.join(rels[1:])} (delete it or give it its own id)")
     for rel in info["conflicted_notes"]:
-        click.echo(f"  git conflict markers: {rel} (ocm team resolve {rel})")
+        click.echo(f"  unmerged (git conflict): {rel} (ocm team resolve {rel})")
 
 
 @cli.command("rebuild-index")

@@ -76,5 +76,7 @@ def test_unmerged_without_markers_is_named(team) -> None:  # noqa: F811
                    capture_output=True, check=False)
     assert "<<<<<<<" not in path.read_text() and "from-ann" not in path.read_text()
     assert rel in json.loads(ocm(bob, "status", "--json").stdout)["conflicted_notes"]
+    # A driver line without the fallback (registered before it existed) is flagged.
+    assert "driver is not registered" in ocm(bob, "doctor", "--json", check=False).stdout
     assert f"merged {rel}" in ocm(bob, "team", "resolve").stdout
     assert "from-ann" in path.read_text() and "from-bob" in path.read_text()

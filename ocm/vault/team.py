@@ -94,7 +94,9 @@ def register_driver(root: Path, ocm_command: str) -> bool:
 
 
 def driver_registered(root: Path) -> bool:
-    return _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver").returncode == 0
+    """The driver is registered, with its fallback (a line from before it is not)."""
+    out = _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver")
+    return out.returncode == 0 and "git merge-file" in out.stdout
 
 
 def _project_ignore_lines(text: str, entry: str) -> list[int]:

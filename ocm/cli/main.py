@@ -59,6 +59,9 @@ class OcmGroup(click.Group):
             return super().invoke(ctx)
         except OcmError as exc:
             _error(_ARGUMENT.sub(lambda m: _FLAGS[m.group(1)], str(exc)))
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            _error(f"{exc.strerror or exc}{where}; nothing more was written")
 
 
 def _project(vault: Path | None):  # -> Project

@@ -15,6 +15,7 @@ target.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -25,9 +26,12 @@ TEMP_PREFIX = ".ocm-tmp-"
 
 
 def atomic_write_bytes(path: Path, data: bytes,
-                       unchanged: Callable[[], bool] | None = None, durable: bool = True) -> bool:
-    """Write `data` over `path`; with `unchanged`, only if it still says True once the temp
-    file is on disk (checked last, so a save during our fsync is not overwritten).
+                       unchanged: Callable[[Path], bool] | None = None,
+                       durable: bool = True) -> bool:
+    """Write `data` over `path`; with `unchanged`, only if `unchanged(path)` still says True
+    once the temp file is on disk (checked last, so a save during our fsync is not
+    overwritten), and only if the file we displaced still says so afterwards
+    (`_swap_checked`: a save landing between that check and the swap is put back).
     `durable=False` skips the fsyncs, for derived files that are rebuilt when lost."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = open_new(path.parent, path.name)
@@ -37,10 +41,15 @@ def atomic_write_bytes(path: Path, data: bytes,
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if unchanged is not None and not unchanged():
+        if unchanged is not None and not unchanged(path):
             os.unlink(tmp)
             return False
-        os.replace(tmp, path)
+        if unchanged is None or not _swap_checked(tmp, path, unchanged):
+            os.replace(tmp, path)
+    except _Raced:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        return False
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -48,6 +57,59 @@ def atomic_write_bytes(path: Path, data: bytes,
     if durable:
         _fsync_dir(path.parent)
     return True
+
+
+class _Raced(Exception):
+    """A save landed between the check and the swap; it was put back."""
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Callable[..., int] | None | bool = False  # False: not looked up yet
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False where the system
+    or the file system cannot."""
+    global _renameat2
+    if _renameat2 is False:
+        _renameat2 = None
+        try:
+            import ctypes
+            import ctypes.util
+
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            _renameat2 = libc.renameat2
+        except (OSError, AttributeError):
+            pass
+    if _renameat2 is None:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_checked(tmp: Path, path: Path, unchanged: Callable[[Path], bool]) -> bool:
+    """Put `tmp` at `path` by swapping the two names, then check the file displaced (now at
+    `tmp`) is still the one read: a person's save that landed after `unchanged` said yes
+    (written in place into the old file, or renamed over it) is swapped back and _Raced is
+    raised (the caller re-reads and re-applies its change). False when the system cannot
+    swap (the caller falls back to a plain replace)."""
+    if not _exchange(tmp, path):
+        return False
+    if unchanged(tmp):
+        os.unlink(tmp)
+        return True
+    try:
+        _exchange(tmp, path)  # theirs back in place; ours is unlinked by the caller
+    except OSError:
+        os.replace(tmp, path)  # never leave theirs at the temp name, which is removed
+    raise _Raced
 
 
 _NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -68,7 +130,7 @@ def open_new(folder: Path, name: str, prefix: str = TEMP_PREFIX) -> tuple[int, P
     raise FileExistsError(f"no free temporary name in {folder}")
 
 
-def atomic_write_text(path: Path, text: str, unchanged: Callable[[], bool] | None = None,
+def atomic_write_text(path: Path, text: str, unchanged: Callable[[Path], bool] | None = None,
                       durable: bool = True) -> bool:
     return atomic_write_bytes(path, text.encode("utf-8"), unchanged, durable)
 

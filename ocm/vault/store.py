@@ -178,7 +178,7 @@ class Vault:
                 check_size(path, new_text)
                 # edited under us (checked again after our fsync): re-read and re-apply
                 if atomic_write_text(path, new_text,
-                                     unchanged=lambda sig=signature: file_signature(path) == sig):
+                                     unchanged=lambda at, sig=signature: file_signature(at) == sig):
                     return result, True
         raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
 

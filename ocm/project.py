@@ -23,6 +23,7 @@ from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
 from ocm.vault import projects as registry
 from ocm.vault.atomic import sweep_temp_files
+from ocm.vault.boundary import check_written_folders
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
 from ocm.vault.folder import WriteResult, read_document, read_note_text
@@ -213,6 +214,8 @@ class Project:
                    "(OCM_VAULT) at an existing one") if self.explicit else (
                 f"run `ocm init` in {self.root} to create one")
             raise NotFound(f"no ocm vault at {self.vault.root}: {how}")
+        if self.vault.exists:
+            check_written_folders(self.vault.root)
         return self.vault
 
     def _vault_for_scope(self, scope: str) -> Vault:
@@ -281,6 +284,8 @@ class Project:
         self.notices += [f"ocm: hook records not applied: {e}" for e in report.errors]
 
     def refresh(self, vault: Vault) -> NoteIndex:
+        if vault.exists:
+            check_written_folders(vault.root)
         if vault is self.vault:
             self.fold_journal()
         index = self.index_for(vault)

@@ -169,8 +169,8 @@ def test_team_on_tracks_notes_only_and_off_restores_the_ignore(repo: Path, ocm_h
     assert "git add" in out.stdout
     vault = repo / ".openCodeMemory"
     assert is_team(vault) and ".openCodeMemory/" not in (repo / ".gitignore").read_text()
-    assert git(repo, "config", "--get", "merge.ocm-note.driver").endswith(
-        "merge-note %O %A %B %P")
+    driver = git(repo, "config", "--get", "merge.ocm-note.driver")
+    assert "merge-note %O %A %B %P;" in driver and "git merge-file" in driver
     git(repo, "add", "-A")
     staged = git(repo, "diff", "--cached", "--name-only").splitlines()
     assert any(p.startswith(".openCodeMemory/memories/gotcha/") for p in staged)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 
+from ocm.vault.boundary import linked_written_folders
 from ocm.vault.freshness import journal
 
 from . import common as c
@@ -387,6 +389,12 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
                                     f"{ev.cwd or (ev.roots or [''])[0] or os.getcwd()}")
             return _output(host, table_host, kind, None)
         root, vault_dir = located
+        linked = linked_written_folders(vault_dir)
+        if linked:  # a committed link: nothing is written through it, not even the log
+            vault_dir = None
+            print(f"ocm-hook: {located[1]}/{linked[0]} is a symbolic link; ocm never writes "
+                  "through links; nothing recorded", file=sys.stderr)
+            return _output(host, table_host, kind, None)
         if problem or kind == c.IGNORE:
             journal.log(vault_dir, f"{table_host} {event or '?'}: "
                                    f"{problem or 'event not handled'}; no-op")

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocm.vault.atomic import open_new
+
 MD_BEGIN = "<!-- ocm:begin (openCodeMemory; `ocm uninstall` removes this block) -->"
 MD_END = "<!-- ocm:end -->"
 TOML_BEGIN = "# >>> ocm: added by `ocm init`; `ocm uninstall` removes this block >>>"
@@ -134,8 +136,9 @@ def _write(path: Path, text: str) -> None:
 
 def _write_exact(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.ocm-tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8", newline="")
+    fd, tmp = open_new(path.parent, path.name, prefix=f".{path.name[:80]}.ocm-tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
     with contextlib.suppress(OSError):
         os.chmod(tmp, os.stat(path).st_mode & 0o7777)
     os.replace(tmp, path)

@@ -168,7 +168,7 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
             checks.append(Check(f"note {rel}", "fail", problem,
                                 "fix the frontmatter by hand (YAML between --- lines)"))
         for rel in status.get("conflicted_notes") or []:
-            checks.append(Check(f"note {rel}", "fail", "git conflict markers (both sides are "
+            checks.append(Check(f"note {rel}", "fail", "unmerged git conflict (both sides are "
                                 "in the file)", f"ocm team resolve {vault.root.name}/{rel}"))
         for note_id, rels in (status.get("duplicate_ids") or {}).items():
             checks.append(Check(f"id {note_id}", "warn",

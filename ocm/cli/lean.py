@@ -97,7 +97,7 @@ def _search(kwargs: dict[str, Any]) -> bool:
     try:
         searching.run(**kwargs)
         sys.stdout.flush()
-    except OcmError:
+    except (OcmError, OSError):  # reported by click in one line (a full disk)
         return False
     except KeyboardInterrupt:  # as click reports an interrupt
         sys.stderr.write("\nerror: aborted\n")

@@ -59,6 +59,9 @@ class OcmGroup(click.Group):
             return super().invoke(ctx)
         except OcmError as exc:
             _error(_ARGUMENT.sub(lambda m: _FLAGS[m.group(1)], str(exc)))
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            _error(f"{exc.strerror or exc}{where}; nothing more was written")
 
 
 def _project(vault: Path | None):  # -> Project
@@ -131,7 +134,7 @@ def status(vault: Path | None, as_json: bool) -> None:
         click.echo(f"  duplicate id {note_id}: reading {rels[0]}; ignoring "
                    f"{', '.join(rels[1:])} (delete it or give it its own id)")
     for rel in info["conflicted_notes"]:
-        click.echo(f"  git conflict markers: {rel} (ocm team resolve {rel})")
+        click.echo(f"  unmerged (git conflict): {rel} (ocm team resolve {rel})")
 
 
 @cli.command("rebuild-index")

@@ -32,6 +32,7 @@ from ocm.vault.freshness.watch import NoteWatch
 from ocm.vault.store import Vault
 
 from .documents import memory_fields, session_fields, transcript_fields
+from .filechecks import sweep_partial
 from .livestats import LiveSearcher
 from .manifest import Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
@@ -286,7 +287,10 @@ class NoteIndex:
                 report = SyncReport(notice=f"ocm: search index was damaged ({type(exc).__name__}"
                                            f"); rebuilt it from the notes")
                 self.close()
-                return self._sync_locked(report, progress, True)
+                try:
+                    return self._sync_locked(report, progress, True)
+                finally:  # a rebuild that failed too (a full disk) leaves no partial file
+                    sweep_partial(self.dir)
 
     def _listing_matches(self, listing: bytes) -> bool:
         """Whether `listing` is the one last found matching the manifest, whose files are

@@ -36,7 +36,10 @@ import threading
 import zlib
 from array import array
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ocm.vault.atomic import open_new
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,9 +107,9 @@ class SavedPostingsWriter:
                  np.frombuffer(self._weights, dtype=np.float32).astype("<f4")]
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)
-        temporary = final + ".tmp"
+        fd, temporary = open_new(Path(folder), name, prefix=".")  # never a planted link
         try:
-            with open(temporary, "wb") as out:
+            with os.fdopen(fd, "wb") as out:
                 for part in parts:
                     data = part if isinstance(part, bytes) else part.tobytes()
                     out.write(data)

@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ocm.vault.atomic import open_new
+
 from .embed import DIM, MODEL, Embedder
 
 VECTORS = "vectors.npz"
@@ -401,9 +403,9 @@ class VectorStore:
         import numpy as np
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        # One temporary file per process: two processes saving at once (a server and a
-        # command, each at its exit) must not write into the same one.
-        temp = self.folder / f".{VECTORS}.{os.getpid()}.tmp"
+        # A new temporary file each save (random name, O_EXCL, no-follow: atomic.open_new):
+        # two processes saving at once never share one, a planted link is never followed.
+        fd, temp = open_new(self.folder, VECTORS, prefix=f".{VECTORS}.")
         keys = json.dumps({"model": MODEL, "layout": LAYOUT, "token": self._token})
         members = {"keys": np.array(keys),
                    "rows": self.matrix.astype(np.float32, copy=False),
@@ -416,7 +418,7 @@ class VectorStore:
                    "order": np.array(sorted(range(len(self.paths)),
                                             key=self.paths.__getitem__), dtype=np.int32)}
         try:
-            with open(temp, "wb") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 _write_members(handle, members)
             os.replace(temp, self.folder / VECTORS)
         except BaseException:

@@ -3,12 +3,21 @@
 A note is written to a dot-prefixed temp file in its own folder (invisible to Obsidian and to
 the indexer), fsynced, then `os.replace`d over the target, so a reader sees the old bytes or
 the new ones, never a torn file.
+
+A temp file is always a new file: a random name, opened with `O_CREAT|O_EXCL|O_NOFOLLOW`
+(`open_new`). A vault can come from a teammate's commit, and git checks out tracked links
+even in ignored folders, so any name a writer could predict may already be a link to a file
+outside the vault; `O_EXCL` refuses every existing name, a dangling link included, and the
+writer draws another. `os.replace` then swaps the directory entry itself, never a link's
+target.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,23 +26,30 @@ TEMP_PREFIX = ".ocm-tmp-"
 
 
 def atomic_write_bytes(path: Path, data: bytes,
-                       unchanged: Callable[[], bool] | None = None, durable: bool = True) -> bool:
-    """Write `data` over `path`; with `unchanged`, only if it still says True once the temp
-    file is on disk (checked last, so a save during our fsync is not overwritten).
+                       unchanged: Callable[[Path], bool] | None = None,
+                       durable: bool = True) -> bool:
+    """Write `data` over `path`; with `unchanged`, only if `unchanged(path)` still says True
+    once the temp file is on disk (checked last, so a save during our fsync is not
+    overwritten), and only if the file we displaced still says so afterwards
+    (`_swap_checked`: a save landing between that check and the swap is put back).
     `durable=False` skips the fsyncs, for derived files that are rebuilt when lost."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f"{TEMP_PREFIX}{os.getpid()}-{path.name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd, tmp = open_new(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if unchanged is not None and not unchanged():
+        if unchanged is not None and not unchanged(path):
             os.unlink(tmp)
             return False
-        os.replace(tmp, path)
+        if unchanged is None or not _swap_checked(tmp, path, unchanged):
+            os.replace(tmp, path)
+    except _Raced:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        return False
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -43,7 +59,78 @@ def atomic_write_bytes(path: Path, data: bytes,
     return True
 
 
-def atomic_write_text(path: Path, text: str, unchanged: Callable[[], bool] | None = None,
+class _Raced(Exception):
+    """A save landed between the check and the swap; it was put back."""
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Callable[..., int] | None | bool = False  # False: not looked up yet
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False where the system
+    or the file system cannot."""
+    global _renameat2
+    if _renameat2 is False:
+        _renameat2 = None
+        try:
+            import ctypes
+            import ctypes.util
+
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            _renameat2 = libc.renameat2
+        except (OSError, AttributeError):
+            pass
+    if _renameat2 is None:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_checked(tmp: Path, path: Path, unchanged: Callable[[Path], bool]) -> bool:
+    """Put `tmp` at `path` by swapping the two names, then check the file displaced (now at
+    `tmp`) is still the one read: a person's save that landed after `unchanged` said yes
+    (written in place into the old file, or renamed over it) is swapped back and _Raced is
+    raised (the caller re-reads and re-applies its change). False when the system cannot
+    swap (the caller falls back to a plain replace)."""
+    if not _exchange(tmp, path):
+        return False
+    if unchanged(tmp):
+        os.unlink(tmp)
+        return True
+    try:
+        _exchange(tmp, path)  # theirs back in place; ours is unlinked by the caller
+    except OSError:
+        os.replace(tmp, path)  # never leave theirs at the temp name, which is removed
+    raise _Raced
+
+
+_NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_NAME_KEEP = 80  # of the target's name in a temp name (a 255-byte name plus more is too long)
+
+
+def open_new(folder: Path, name: str, prefix: str = TEMP_PREFIX) -> tuple[int, Path]:
+    """A new temp file in `folder` for writing `name`: (fd, path). Its name is random
+    (`<prefix><pid>-<16 hex>-<name>`), and it is created, never opened: an existing file or
+    link at the name is never written through (another name is drawn)."""
+    for _ in range(100):
+        tmp = folder / f"{prefix}{os.getpid()}-{secrets.token_hex(8)}-{name[:_NAME_KEEP]}"
+        try:
+            return os.open(tmp, _NEW_FLAGS, 0o644), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {folder}")
+
+
+def atomic_write_text(path: Path, text: str, unchanged: Callable[[Path], bool] | None = None,
                       durable: bool = True) -> bool:
     return atomic_write_bytes(path, text.encode("utf-8"), unchanged, durable)
 
@@ -68,8 +155,26 @@ def locked(lock_dir: Path, name: str, timeout: float = LOCK_TIMEOUT_S) -> Iterat
     from filelock import FileLock  # ~30 ms of imports (logging, inspect): not on read paths
 
     lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_dir / f"{name}.lock"), timeout=timeout):
+    if lock_dir.is_symlink():
+        raise OSError(f"{lock_dir} is a symbolic link; ocm never writes through links")
+    path = lock_dir / f"{lock_name(name)}.lock"
+    if path.is_symlink():  # FileLock opens with O_TRUNC: a planted link would be emptied
+        path.unlink()
+    with FileLock(str(path), timeout=timeout):
         yield
+
+
+_MAX_LOCK_NAME = 120  # bytes: a note's 250-byte name plus ".lock" is over NAME_MAX
+
+
+def lock_name(name: str) -> str:
+    """`name`, or for a long one its start and a hash of the whole (one lock per name)."""
+    if len(name.encode("utf-8")) <= _MAX_LOCK_NAME:
+        return name
+    import hashlib
+
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return name.encode("utf-8")[:60].decode("utf-8", "ignore") + "-" + digest
 
 
 def file_signature(path: Path) -> tuple[int, int] | None:

@@ -5,6 +5,11 @@ links (`scan._scan_folder`), reads open notes with `O_NOFOLLOW`, writes check ev
 between the vault root and the file, and `ocm doctor` lists what it found.
 
 The vault root itself may be a link (a person's choice for where the vault lives).
+
+The folders ocm writes its own files into (`WRITTEN_FOLDERS`: transcripts, the hook journal
+and its state, locks, the index) are checked not to be links before anything is written:
+`check_written_folders` (the CLI, the MCP server: one line naming the link) and
+`linked_written_folders` (the hooks: one log line on stderr, nothing written).
 """
 
 from __future__ import annotations
@@ -44,6 +49,37 @@ def check_inside(root: Path, path: Path) -> None:
             raise InvalidInput(f"{current} is not a folder")
 
 
+# Folders under a vault that ocm writes its own files into (journal.HOOKS_DIR, locks.DIRNAME,
+# the index; the hooks' state folders under .hooks are all checked, whatever their name).
+WRITTEN_FOLDERS = ("transcripts", ".hooks", ".locks", ".index", "sessions", "memories")
+
+
+def linked_written_folders(root: str | os.PathLike[str]) -> list[str]:
+    """Vault-relative names of the written folders (and `.hooks/*` folders) that are links."""
+    found = []
+    for name in WRITTEN_FOLDERS:
+        full = os.path.join(root, name)
+        if os.path.islink(full):
+            found.append(name)
+        elif name == ".hooks" and os.path.isdir(full):
+            try:
+                inside = os.listdir(full)
+            except OSError:
+                continue
+            found += [f"{name}/{sub}" for sub in sorted(inside)
+                      if os.path.islink(os.path.join(full, sub))]
+    return found
+
+
+def check_written_folders(root: Path) -> None:
+    """Refuse to work in a vault whose written folders are links (InvalidInput, one line)."""
+    linked = linked_written_folders(root)
+    if linked:
+        raise InvalidInput(f"{root / linked[0]} is a symbolic link; ocm never writes through "
+                           "links: replace it with a real folder (or delete it: ocm "
+                           "recreates what it needs)")
+
+
 def is_real_file(path: Path) -> bool:
     """A regular file that is not a link (its folders are checked by the scans)."""
     try:
@@ -69,7 +105,7 @@ def _absent(exc: OSError) -> bool:
 
 def links_in(root: Path) -> list[str]:
     """Vault-relative paths of every link under the note folders, not followed."""
-    found = []
+    found = [name for name in linked_written_folders(root) if name not in NOTE_DIRS]
     for top in NOTE_DIRS:
         start = root / top
         if not start.exists() and not start.is_symlink():

@@ -95,8 +95,8 @@ class NoteFolder:
     def exists(self) -> bool:
         """An ocm vault is here: its folder holds what `ocm init` made (sessions/ or
         memories/), transcripts or an index. Any other folder is not one, and reading it
-        must create nothing."""
-        return is_real_dir(self.root) and any(is_real_dir(folder) for folder in (
+        must create nothing. The root itself may be a link (where a person keeps it)."""
+        return self.root.is_dir() and any(is_real_dir(folder) for folder in (
             self.sessions_dir, self.memories_dir, self.root / TRANSCRIPTS_DIR, self.index_dir))
 
     def ensure_layout(self) -> None:
@@ -143,7 +143,7 @@ class NoteFolder:
                 check_size(path, new_text)
                 # edited under us (checked again after our fsync): re-read and re-apply
                 if atomic_write_text(path, new_text,
-                                     unchanged=lambda sig=signature: file_signature(path) == sig):
+                                     unchanged=lambda at, sig=signature: file_signature(at) == sig):
                     return result, True
         raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..store import Vault
 
 HOOKS_DIR = ".hooks"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a planted link here is never written through
 JOURNAL = "journal.jsonl"
 FAILED = "journal.failed.jsonl"
 LOG = "hook.log"
@@ -65,7 +66,7 @@ def append(vault_root: str | os.PathLike[str], record: dict[str, Any]) -> bool:
     path = os.path.join(folder, JOURNAL)
     os.makedirs(folder, exist_ok=True)
     for _ in range(5):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_SH)
@@ -101,7 +102,7 @@ def log(vault_root: str | os.PathLike[str] | None, message: str) -> None:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         line = f"{stamp} [{os.getpid()}] {' '.join(message.split())[:2000]}\n".encode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
         try:
             os.write(fd, line)
         finally:
@@ -139,7 +140,7 @@ class FoldReport:
 def _rotate(folder: str) -> None:
     path = os.path.join(folder, JOURNAL)
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR | _NOFOLLOW)
     except FileNotFoundError:
         return
     try:

@@ -12,6 +12,26 @@ Repairs are deterministic (they depend only on the notes, and stamp `updated` wi
 latest time already in them), so clones that repair the same merged state write the same
 bytes and git merges them without a conflict. Callers hold nothing: each repair takes the
 vault's memories lock and edits through `NoteFolder._edit` (read-modify-write).
+
+DESIGN: reads that repair (issue #31). The repair runs on the first read after the notes
+changed (`Project.refresh`: a search, a listing, a brief), so a read can write. That is kept,
+deliberately, over "reads stay reads, the merge step repairs":
+
+* a read is the one place every merged state passes through. A pull from an IDE, a rebase, a
+  cherry-pick, a merge in a clone where `ocm init` never ran (no driver, no git hook: both
+  live in `.git/`, which git never shares) all reach the notes without any ocm step. A repair
+  left to a post-merge hook or to `ocm team resolve` would leave two active records of one
+  key in front of the agent until a person ran something; the agent would read both facts;
+* the repair is deterministic (above), so every clone that reads the merged state writes the
+  same bytes and the next sync merges cleanly;
+* what made a read that writes dangerous was *how* it wrote, and that holds for every write:
+  temp files are new files with random names (`atomic.open_new`: O_EXCL, no-follow), notes
+  are read with O_NOFOLLOW (a linked note is never read, so never repaired), every folder
+  between the vault and the note is checked (`boundary.check_inside`), and the folders ocm
+  writes its own files into refuse to be links (`boundary.check_written_folders`). A
+  hostile commit (links at every temp name, two active records of one key) then makes a
+  plain `ocm search` repair the key and write nothing outside the vault
+  (tests/test_fs_links.py). Each repair is reported as a notice on that read.
 """
 
 from __future__ import annotations

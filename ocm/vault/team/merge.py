@@ -317,11 +317,12 @@ def resolve_file(path: os.PathLike[str] | str, repo_root: os.PathLike[str] | str
 
 def conflicted_notes(vault_root: os.PathLike[str] | str,
                      note_paths: list[os.PathLike[str]] | None = None) -> list[str]:
-    """Vault-relative paths of the notes holding git conflict markers."""
+    """Vault-relative paths of the notes holding git conflict markers, and of the notes
+    git's index holds unmerged (a merge driver that died leaves no markers)."""
     from pathlib import Path
 
     root = Path(vault_root)
-    found = []
+    found = unmerged_in_git(root)
     for path in note_paths if note_paths is not None else []:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -329,4 +330,18 @@ def conflicted_notes(vault_root: os.PathLike[str] | str,
             continue
         if "\n=======" in text and has_conflict_markers(text):
             found.append(Path(path).relative_to(root).as_posix())
-    return sorted(found)
+    return sorted(set(found))
+
+
+def unmerged_in_git(vault_root: os.PathLike[str] | str) -> list[str]:
+    """Vault-relative paths of the notes git's index holds unmerged ([] outside git)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-u", "-z", "--", "."], cwd=vault_root,
+                             capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if out.returncode != 0:
+        return []
+    names = {entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")
+             for entry in out.stdout.split(b"\0") if b"\t" in entry}
+    return [name for name in names if name.endswith(".md")]

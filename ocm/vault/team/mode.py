@@ -69,9 +69,19 @@ def in_git(root: Path) -> bool:
     return out.returncode == 0 and out.stdout.strip() == "true"
 
 
+def driver_command(ocm_command: str) -> str:
+    """The driver line git runs (through the shell). A driver that dies before it answers
+    (kill -9, out of memory, an `ocm` path left stale after ocm moved: any exit above 1)
+    must not leave the note as our side alone, which git would then keep silently: git's
+    own line merge then writes both sides, with conflict markers, and the note stays
+    unmerged for `ocm team resolve`. Exit 0 is a clean merge, 1 a conflict ocm wrote."""
+    return (f"{ocm_command} merge-note %O %A %B %P; s=$?; [ $s -le 1 ] && exit $s; "
+            "git merge-file -L ours -L base -L theirs %A %O %B; exit 1")
+
+
 def register_driver(root: Path, ocm_command: str) -> bool:
     """Register the merge driver in this clone's git config; False if it already was."""
-    driver = f"{ocm_command} merge-note %O %A %B %P"
+    driver = driver_command(ocm_command)
     current = _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver")
     if current.returncode == 0 and current.stdout.strip() == driver:
         return False
@@ -84,7 +94,9 @@ def register_driver(root: Path, ocm_command: str) -> bool:
 
 
 def driver_registered(root: Path) -> bool:
-    return _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver").returncode == 0
+    """The driver is registered, with its fallback (a line from before it is not)."""
+    out = _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver")
+    return out.returncode == 0 and "git merge-file" in out.stdout
 
 
 def _project_ignore_lines(text: str, entry: str) -> list[int]:

@@ -606,7 +606,9 @@ class Project:
         page, total = listing.page([self.refresh(vault) for vault in vaults], filters,
                                    offset, limit)
         if stale:
-            self._mark_stale(page, vaults)
+            from ocm.indexer.searcher import mark_stale
+
+            mark_stale(page, vaults)
         return page, total
 
     def lookup(self, kind: str, ids: list[str]) -> list[Hit]:

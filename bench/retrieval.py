@@ -220,6 +220,20 @@ def doc_files(doc: dict[str, Any]) -> list[str]:
     return [p for p in SPLIT_PATHS.split(doc.get("title") or "") if p]
 
 
+def fill_vault(project: Any, gdocs: list[dict[str, Any]], dates: list[datetime | None],
+               now: datetime, swe: bool) -> dict[str, str]:
+    """Write one group's documents through the product; note id -> document id."""
+    to_doc: dict[str, str] = {}
+    for doc, date in zip(gdocs, dates, strict=True):
+        # Undated docs (most of SWE-bench) are treated as current so the missing date
+        # neither helps nor hurts them relative to the newest dated ones.
+        new_id = remember(project, content=doc.get("text") or doc.get("title") or "",
+                          title=doc.get("title"), created=date or now,
+                          files=doc_files(doc) if swe else None)
+        to_doc[new_id] = str(doc["id"])
+    return to_doc
+
+
 def run_eval(data: Path, limit_groups: int | None = None,
              log: Callable[[str], None] | None = None) -> RunResult:
     docs = load_jsonl(data / "corpus.jsonl")
@@ -244,14 +258,7 @@ def run_eval(data: Path, limit_groups: int | None = None,
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="ocm-bench-") as tmp:
             project = open_project(Path(tmp) / "vault")
-            to_doc: dict[str, str] = {}
-            for doc, date in zip(gdocs, dates, strict=True):
-                # Undated docs (most of SWE-bench) are treated as current so the missing date
-                # neither helps nor hurts them relative to the newest dated ones.
-                new_id = remember(project, content=doc.get("text") or doc.get("title") or "",
-                                  title=doc.get("title"), created=date or now,
-                                  files=doc_files(doc) if swe else None)
-                to_doc[new_id] = str(doc["id"])
+            to_doc = fill_vault(project, gdocs, dates, now, swe)
             gqueries = [q for q in by_group.get(name, []) if q["id"] in qrels]
             if gqueries:
                 search(project, gqueries[0]["text"], now)  # warm-up: builds/opens the index

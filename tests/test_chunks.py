@@ -211,16 +211,27 @@ def test_results_are_grouped_per_note_unless_chunks_are_asked(
     assert len(_search(project, "invoice billing march", group=False, limit=2)) == 2
 
 
-def test_short_notes_stay_one_chunk(project: Project) -> None:
+def test_short_notes_with_headings_are_chunked_too(project: Project) -> None:
+    """Issue #26: a memory's `##` sections are its chunks however short the note is (a
+    person's note written with headings: the hit points at the section, not the file)."""
     text = "## Why\nShort reason about retries.\n\n## How\nUse backoff with jitter.\n"
     assert len(text) < SHORT_NOTE_CHARS
     result = project.remember(text, "procedure", title="Retry policy")
     hit = _search(project, "jitter backoff")[0]
     assert hit.id == result.id
+    assert hit.chunk.section == "How" and hit.chunk.anchor.endswith("#How")
+    assert hit.chunk.line == _line_of(result.path, "## How")
+    assert hit.chunk.snippet == "Use backoff with jitter."
+
+
+def test_short_notes_without_headings_stay_one_chunk(project: Project) -> None:
+    result = project.remember("Use backoff with jitter for retries.", "procedure",
+                              title="Retry policy")
+    hit = _search(project, "jitter backoff")[0]
+    assert hit.id == result.id
     assert hit.chunk.section == "" and "#" not in hit.chunk.anchor
     assert hit.chunk.anchor == result.path.resolve().relative_to(
         project.vault.root.resolve()).as_posix()
-    assert hit.chunk.snippet == "Short reason about retries. Use backoff with jitter."
     assert len(_search(project, "jitter backoff", group=False)) == 1
 
 

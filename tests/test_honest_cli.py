@@ -192,7 +192,7 @@ def test_explain_shows_every_factor_and_the_filters(run_ocm) -> None:
     assert " = " in line or " = " in out
     data = json.loads(run_ocm("search", "stripe signature", "--explain", "--json").stdout)
     explain = data[0]["explain"]
-    product = explain["bm25f"]
+    product = explain["base"]
     for name in ("decay", "importance", "intent", "date", "superseded"):
         product *= explain[name]
     assert abs(product - explain["score"]) < 1e-3

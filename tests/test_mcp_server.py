@@ -228,7 +228,8 @@ async def test_search_sessions_caps_at_five_and_returns_paths(client: Client) ->
         assert Path(row["markdown_path"]).is_file()
         assert "embedding server latency" in row["goal"].lower()
         assert set(row) == {"rank", "score", "session_id", "goal", "date", "tool", "status",
-                            "top_files", "markdown_path"}
+                            "top_files", "markdown_path", "matched", "confidence"}
+        assert row["matched"] in ("words", "both") and 0.0 <= row["confidence"] <= 1.0
     only_cursor = await ok(client, "ocm__search_sessions",
                            {"query": "embedding latency", "tool_filter": "cursor"})
     assert only_cursor["results"] and {r["tool"] for r in only_cursor["results"]} == {"cursor"}

@@ -74,6 +74,9 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True,
         cell = f"{label}{hit.title}\n[dim]{hit.id}[/dim]{files}"
         if hit.superseded_by:
             cell += f"\n[dim]→ {hit.superseded_by}[/dim]"
+        if hit.matched == "meaning":
+            # No word of the query is in it: the agent or person should know.
+            cell += "\n[magenta]meaning only (no query word)[/magenta]"
         if hit.chunk is not None:
             where = f"#{hit.chunk.section} " if hit.chunk.section else ""
             cell += f"\n[cyan]{escape(where)}line {hit.chunk.line}[/cyan]"
@@ -88,21 +91,28 @@ def hits_table(hits: list[Hit], title: str, show_score: bool = True,
     out.print(table)
     for hit in hits:
         if hit.explain:
-            out.print(f"[dim]{explain_line(hit)}[/dim]")
+            out.print(f"[dim]{escape(explain_line(hit))}[/dim]")
 
 
 EXPLAIN_FACTORS = ("decay", "importance", "intent", "date", "superseded")
 
 
 def explain_line(hit: Hit) -> str:
-    """'#1 id: title=3.1, text=1.2; bm25f 4.3 x decay 0.98 x ... = 4.1 (threshold 0.5)'."""
+    """'#1 id [both]: title=3.1, text=1.2; bm25f 4.3 (best 4.3) x 0.8 + cosine 0.41 in
+    [0.1, 0.41] x 0.2 = 100.0; x decay 0.98 x ... = 98.1 (threshold 11.8)'."""
     info = hit.explain or {}
     fields = ", ".join(f"{k}={v}" for k, v in info.get("fields", {}).items())
     factors = " x ".join(f"{name} {info[name]}" for name in EXPLAIN_FACTORS if name in info)
     score = info.get("score", round(hit.score, 4))
     threshold = f" (threshold {info['threshold']})" if "threshold" in info else ""
-    return (f"#{hit.rank} {hit.id}: {fields}; bm25f {info.get('bm25f')} x {factors} = "
-            f"{score}{threshold}")
+    matched = f" [{hit.matched}]" if hit.matched else ""
+    base = f"bm25f {info.get('bm25f')}"
+    if "fused" in info:
+        low, high = info["cosine_range"]
+        words_w, meaning_w = info["weights"]
+        base += (f" (best {info['best_words']}) x {words_w} + cosine {info['cosine']} "
+                 f"in [{low}, {high}] x {meaning_w} = {info.get('base')}")
+    return f"#{hit.rank} {hit.id}{matched}: {fields}; {base}; x {factors} = {score}{threshold}"
 
 
 def paths_footer(hits: list[Hit]) -> None:

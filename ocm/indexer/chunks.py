@@ -82,13 +82,18 @@ def memory_field(_section: Section) -> str:
     return "content"
 
 
-def note_chunks(doc: Document, field_of: FieldOf) -> list[StoredChunk]:
+def note_chunks(doc: Document, field_of: FieldOf,
+                headed: bool = False) -> list[StoredChunk]:
     """The chunks to store for a note: one per section with text, or one for the whole
-    note when it is short or has fewer than two sections with text."""
+    note when it has fewer than two sections with text, or is short, unless `headed` (a
+    memory's or a session's own `##` headings, a person's included, are always its
+    sections; a short transcript's turns are not told apart)."""
     found = [(s, f) for s in sections(doc) if s.text and (f := field_of(s)) is not None]
     if not found:
         return []
-    if len(found) == 1 or sum(len(s.text) for s, _ in found) <= SHORT_NOTE_CHARS:
+    titled = headed and sum(1 for s, _ in found if s.level) >= 2
+    if len(found) == 1 or (not titled
+                           and sum(len(s.text) for s, _ in found) <= SHORT_NOTE_CHARS):
         first = found[0][0]
         text = "\n".join(s.text for s, _ in found)
         return [("", 0, first.line, "", found[0][1], text, len(tokens(text)))]

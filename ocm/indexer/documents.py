@@ -73,7 +73,8 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "goal": goal, "decisions": decisions, "todos": todos,
         "files": " ".join(files), "work_summary": summary, "content": "",
         "body": "\n".join(rest),
-        "tags": ",".join(_strs(fm.get("tags"))), "chunks": note_chunks(doc, session_field),
+        "tags": ",".join(_strs(fm.get("tags"))),
+        "chunks": note_chunks(doc, session_field, headed=True),
     }
 
 
@@ -102,7 +103,8 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
         "date": _epoch(created), "meta": meta, "goal": note.title, "decisions": "",
         "todos": "", "files": " ".join(files), "work_summary": "", "content": content,
         "body": "",
-        "tags": ",".join(note.str_list("tags")), "chunks": note_chunks(doc, memory_field),
+        "tags": ",".join(note.str_list("tags")),
+        "chunks": note_chunks(doc, memory_field, headed=True),
     }
 
 

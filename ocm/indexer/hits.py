@@ -64,6 +64,21 @@ class Hit:
     # Cosine of each of the note's sections with the query, in chunk order, for a note
     # whose sections have embeddings of their own (a transcript's turns); else None.
     part_similarities: list[float] | None = field(default=None, repr=False)
+    # Why the hit is on topic (ocm/indexer/ontopic.py): its BM25F before fusion, the cosine
+    # of its closest part with the query and whether that is close by itself, the share of
+    # a pasted paragraph's weighted words it holds, whether it holds a one-identifier query
+    # whole, and the fusion step (for --explain).
+    bm25: float = 0.0
+    cosine: float | None = None
+    close: bool = False
+    mass: float | None = None
+    idents: int = 0
+    whole: bool | None = None
+    fusion: dict[str, Any] | None = field(default=None, repr=False)
+    # "words", "meaning" or "both" on the hits of a search (None in a listing), and the
+    # share of dev-split hits like it that were relevant (ocm/indexer/confidence.py).
+    matched: str | None = None
+    confidence: float | None = None
 
     @property
     def sketch(self) -> frozenset[str]:
@@ -95,6 +110,9 @@ class Hit:
             out["author"] = self.meta.get("author") or None
             out["stale"] = bool(self.meta.get("changed_files"))
             out["changed_files"] = list(self.meta.get("changed_files") or [])
+        if self.matched is not None:
+            out["matched"] = self.matched
+            out["confidence"] = self.confidence
         if self.chunk is not None:
             out.update(anchor=self.chunk.anchor, line=self.chunk.line,
                        section=self.chunk.section or None, snippet=self.chunk.snippet)

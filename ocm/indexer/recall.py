@@ -61,7 +61,8 @@ def _item(hit: Hit, section: str) -> dict[str, Any]:
             "files": hit.top_files, "score": round(hit.score, 3),
             "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
             "scope": hit.scope, "markdown_path": str(hit.path),
-            "changed_files": list(hit.meta.get("changed_files") or [])}
+            "changed_files": list(hit.meta.get("changed_files") or []),
+            "matched": hit.matched}
 
 
 def _line(item: dict[str, Any], fmt: str) -> str:

@@ -8,7 +8,7 @@ from whoosh.scoring import BM25F
 from .analysis import CountedFrequency, code_analyzer
 
 # Bump when the schema or the text extraction changes: the index is then rebuilt.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Query-time boosts (linear, seed 004 §6). A memory's title goes in `goal` and its text in
 # `content`: a curated fact weighs more than the leftover sections of a session (`body`).

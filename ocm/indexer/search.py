@@ -16,13 +16,14 @@ from whoosh import query as Q
 
 from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATUSES
 
-from .analysis import tokens, word_terms
+from . import confidence
+from . import ontopic as on_topic
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit
 from .index import NoteIndex
 from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
-from .relevance import coverage, is_phrase, relevance_filter
+from .relevance import MIN_WORD_COSINE, TYPICAL_OTHERS, is_phrase, relevance_filter
 from .schema import FIELD_BOOSTS
 
 # Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
@@ -156,7 +157,7 @@ def term_clauses(terms: list[str]) -> list[tuple[str, str, float]]:
 
 
 def text_query(text: str, paths: tuple[str, ...] = ()) -> tuple[Q.Query | None, list[str]]:
-    terms = list(dict.fromkeys(tokens(text)))
+    terms = on_topic.query_terms(text)
     clauses: list[Q.Query] = [
         Q.Term(name, term, boost=boost) for name, term, boost in term_clauses(terms)]
     for fragment in paths:
@@ -220,14 +221,11 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         # differs between clones of one vault).
         hits.sort(key=lambda h: h.relpath)
         hits.sort(key=lambda h: h.date or datetime.min, reverse=True)
-    elif explain or paths:
+    elif paths:
         searcher = scorer.searcher
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
         hits = [_hit(index, r.fields(), r.score) for r in results]
         numbers = [r.docnum for r in results]
-        if explain:
-            for hit, result in zip(hits, results, strict=False):
-                hit.explain = _explain(searcher, terms, paths, result["path"])
     else:
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
         clauses = term_clauses(terms)
@@ -246,16 +244,18 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
         best = best[:limit]
         hits = [_hit(index, scorer.stored_fields(doc), score) for doc, score in best]
         numbers = [doc for doc, _ in best]
-    if terms and meaning and not explain:
+    for hit in hits:
+        hit.bm25 = hit.score
+    if terms and meaning:
         hits, numbers = _fuse(index, scorer, text, hits, numbers, filter_q, mask)
-    if terms and is_phrase(text):
-        shares = coverage(scorer, word_terms(text), (*SEARCH_FIELDS, "tags"), numbers)
-        for hit, number in zip(hits, numbers, strict=True):
-            if any(_matches_file(hit, fragment) for fragment in paths):
-                continue  # it touched the file the query names: relevant as it is
-            hit.coverage = shares[number]
-            if hit.explain is not None:
-                hit.explain["coverage"] = round(shares[number], 4)
+    if explain and terms:
+        # The search that ran, explained: the same candidates and scores, each with its
+        # BM25F by field and the fusion step that made its score.
+        for hit in hits:
+            hit.explain = {**_explain(scorer.searcher, terms, paths, hit.relpath),
+                           **(hit.fusion or {})}
+    if terms:
+        on_topic.measure(scorer, text, hits, numbers, paths, (*SEARCH_FIELDS, "tags"))
     if filters.file:
         hits = [h for h in hits if _matches_file(h, filters.file)]
     if filters.author:
@@ -330,7 +330,7 @@ def grouped_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: in
     own (each at the note's score times its BM25F share of the best turn's, as
     `chunk_hits` scores them), placed among the notes by score without reordering the
     notes and dropped below the relevance threshold; cut to `limit`."""
-    terms = list(dict.fromkeys(tokens(text)))
+    terms = on_topic.query_terms(text)
     scorer = _chunk_scorer(indexes, semantic_weight(text))
     cutoff = RELATIVE_THRESHOLD * max((h.score for h in hits), default=0.0)
     extras: list[tuple[float, int, int, Hit]] = []
@@ -372,7 +372,7 @@ def chunk_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: int)
     """The chunks of the ranked notes `hits` as results of their own, best first: a note's
     best chunk keeps the note's score, its other matching chunks get a share of it in
     proportion to their BM25F."""
-    terms = list(dict.fromkeys(tokens(text)))
+    terms = on_topic.query_terms(text)
     scorer = _chunk_scorer(indexes, semantic_weight(text))
     out: list[tuple[float, int, int, Hit]] = []
     for order, hit in enumerate(hits):
@@ -467,12 +467,28 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
     weight = semantic_weight(text)
+    words: on_topic.WordMeaning | None = None
     for hit, b, c, mine, near in zip(hits, bm25, cos, own, closest, strict=True):
         # BM25F over its best: a note that shares a word with the query keeps a share of
         # the score (min-max put the weakest keyword match at 0, and the relative threshold
         # then dropped it from a small vault's results).
-        hit.similarity = near - (total - mine) / (count - 1) if count > 1 else 0.0
+        # A lone note has no others to stand above: it is read against what other notes
+        # score for a query on average (relevance.TYPICAL_OTHERS).
+        others = (total - mine) / (count - 1) if count > 1 else TYPICAL_OTHERS
+        hit.similarity = near - others
+        hit.cosine = near
+        hit.close = on_topic.close(text, near, hit.similarity)
+        if hit.close and not b and is_phrase(text):
+            # A note holding no word of a search phrase: the whole texts' embeddings are
+            # close for unrelated notes too; one of its words must have a near twin here.
+            words = words or on_topic.WordMeaning(model, store.folder, text)
+            note = " ".join([hit.title, *(str(chunk[5]) for chunk in hit.chunks)])
+            hit.close = words.best(note) >= MIN_WORD_COSINE
         hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
+        hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
+                      "cosine": round(c, 4), "cosine_range": [round(low_c, 4), round(high_c, 4)],
+                      "weights": [round(1 - weight, 2), round(weight, 2)],
+                      "fused": round(hit.score, 4)}
     return hits, numbers
 
 
@@ -554,7 +570,10 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         factor = aged * importance * intent * dated * superseded
         if hit.explain is not None:
             # Every factor between BM25F and the displayed score (their product).
-            hit.explain.update(bm25f=round(hit.score, 4), decay=round(aged, 4),
+            # `base`: the score the factors multiply (the fused score with meaning on,
+            # else BM25F itself).
+            hit.explain.update(bm25f=round(hit.bm25, 4), base=round(hit.score, 4),
+                               decay=round(aged, 4),
                                importance=round(importance, 4), intent=round(intent, 4),
                                date=round(dated, 4), superseded=superseded,
                                score=round(hit.score * factor, 4))
@@ -564,6 +583,11 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     hits = sorted(hits, key=lambda h: (-h.score, str(h.path)))
     if not hits:
         return []
+    # A query that is one identifier or path: the notes holding it whole first
+    # (ocm/indexer/ontopic.py), the threshold read from the best of them.
+    whole_first = any(h.whole for h in hits)
+    if whole_first:
+        hits.sort(key=lambda h: not h.whole)
     cutoff = RELATIVE_THRESHOLD * hits[0].score
     hits = [h for h in hits if h.score >= cutoff]
     # The replacement of a relevant superseded record is what is true now: it stays even
@@ -575,7 +599,10 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         if hit.explain is not None:
             hit.explain["threshold"] = round(cutoff, 4)
     hits = _mmr(hits, limit)
+    if whole_first:
+        hits.sort(key=lambda h: not h.whole)
     hits = _replacements_first(hits)
+    confidence.rate(hits)
     for position, hit in enumerate(hits, 1):
         hit.rank = position
     return hits

@@ -59,6 +59,10 @@ class SessionHit(BaseModel):
     status: str
     top_files: list[str] = Field(description="Up to 3 files the session touched.")
     markdown_path: str = Field(description="Read this file for the full session.")
+    matched: str | None = Field(None, description="'words', 'meaning' (no query word) or "
+                                "'both'.")
+    confidence: float | None = Field(None, description="0-1: the share of hits like this "
+                                     "one that were relevant on the evaluation sets.")
 
 
 class SessionSearchOutcome(BaseModel):
@@ -124,6 +128,11 @@ class NoteHit(BaseModel):
                                                   "around the query's words.")
     changed_files: list[str] = Field(default_factory=list,
                                      description="The memory's files changed since it was written.")
+    matched: str | None = Field(None, description="Why it is a hit: 'words' (holds the "
+                                "query's words), 'meaning' (close in meaning, no query word) "
+                                "or 'both'.")
+    confidence: float | None = Field(None, description="0-1: the share of hits like this "
+                                     "one that were relevant on the evaluation sets.")
 
 
 class SearchOutcome(BaseModel):

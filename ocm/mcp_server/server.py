@@ -226,7 +226,8 @@ def _session_hit(hit: Any) -> SessionHit:
     return SessionHit(rank=data["rank"], score=data["score"], session_id=data["id"],
                       goal=data["title"], date=data["date"], tool=data["tool"],
                       status=data["status"], top_files=data["top_files"],
-                      markdown_path=data["markdown_path"])
+                      markdown_path=data["markdown_path"], matched=data.get("matched"),
+                      confidence=data.get("confidence"))
 
 
 def _session_item(hit: Any) -> SessionItem:

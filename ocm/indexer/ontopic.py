@@ -1,0 +1,168 @@
+"""On topic or nothing: what a search's query terms are, what each hit holds of them, and
+why a hit is on topic at all (issue #26).
+
+A hit is on topic by its **words** when it holds words of the query that matter (for a
+search phrase: a word worth at least a tenth of its most telling one, `relevance.coverage`;
+for a pasted paragraph: a share of the query's idf-weighted words, `word_mass`), or by its
+**meaning** when its embedding is close to the query's by itself (a bare cosine, which
+holds across vaults) and stands out from the vault's other notes (the relative rule of
+`relevance.MIN_SIMILARITY`). Neither: the search leaves it out, and a query about nothing
+the vault holds answers with nothing.
+
+An identifier or a path asked for alone (`ModuleNotFoundError`, `embedding_server.py`)
+asks for the notes holding it whole: those rank above the notes holding only its parts
+(`whole`), and the parts still find notes when nothing holds the whole. Function words
+among a CamelCase identifier's parts (`not` of `ModuleNotFoundError`) are never query
+terms: they would carry a hit by themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import relevance
+from .analysis import STOP_WORDS, word_terms
+from .relevance import _idf, coverage, is_phrase
+
+# Parts of an identifier that say nothing of it: `not` of `ModuleNotFoundError`, `no` of
+# `NoSuchKey` (stop words are never index terms already).
+NOISE_PARTS = frozenset({"not", "no", "non", "nor", *STOP_WORDS})
+
+# Words of a note compared with a phrase's words by meaning (`word_cosine`): letters only,
+# three or more, the first MAX_NOTE_WORDS distinct ones of the note.
+_WORD = re.compile(r"[^\W\d_]{3,}")
+MAX_NOTE_WORDS = 400
+
+# Shorter words with parts (`3.9`, `a_b`) are not counted as a paragraph's identifiers.
+MIN_IDENTIFIER = 4
+
+
+def query_words(text: str) -> list[tuple[str, ...]]:
+    """`word_terms` of the query without the noise parts of its identifiers."""
+    out = []
+    for word in word_terms(text):
+        kept = (word[0], *(t for t in word[1:] if t not in NOISE_PARTS))
+        out.append(kept)
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct index terms a query searches for, in order."""
+    return list(dict.fromkeys(t for word in query_words(text) for t in word))
+
+
+def one_identifier(text: str, paths: Sequence[str]) -> str | None:
+    """The whole term of a query that is one identifier or path (a word with parts),
+    else None."""
+    words = query_words(text)
+    if len(text.split()) != 1 or len(words) != 1 or len(words[0]) < 2:
+        return None
+    return words[0][0]
+
+
+def identifiers(words: list[tuple[str, ...]]) -> list[str]:
+    """The identifiers and paths of a query (words with parts, at least MIN_IDENTIFIER
+    characters: `get_queryset`, `QuerySet`, `models.py`), as index terms."""
+    return list(dict.fromkeys(word[0] for word in words
+                              if len(word) > 1 and len(word[0]) >= MIN_IDENTIFIER))
+
+
+def word_mass(scorer: Any, words: list[tuple[str, ...]], fields: tuple[str, ...],
+              docs: Iterable[int]) -> dict[int, float]:
+    """Global doc number -> the share (0..1) of the query's idf-weighted words the doc
+    holds (a word held only by a part counts half, as in `relevance.coverage`)."""
+    docs = list(dict.fromkeys(docs))
+    total = max(scorer.searcher.doc_count(), 1)
+    held: dict[str, tuple[float, Any]] = {}
+    for term in {t for word in words for t in word}:
+        mask = scorer.holders(term, fields)
+        held[term] = (_idf(int(mask.sum()), total), mask)
+    weights = [max(held[t][0] for t in word) for word in dict.fromkeys(words)]
+    whole = sum(weights)
+    if whole <= 0:
+        return dict.fromkeys(docs, 0.0)
+    out: dict[int, float] = {}
+    for doc in docs:
+        got = 0.0
+        for word, weight in zip(dict.fromkeys(words), weights, strict=True):
+            if held[word[0]][1][doc]:
+                got += weight
+            elif any(held[t][1][doc] for t in word[1:]):
+                got += 0.5 * weight
+        out[doc] = got / whole
+    return out
+
+
+def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
+            paths: Sequence[str], fields: tuple[str, ...]) -> None:
+    """Set what each candidate holds of the query: `coverage` (a search phrase), `mass`
+    (a pasted paragraph), `whole` (a query that is one identifier)."""
+    from .search import _matches_file
+
+    words = query_words(text)
+    if not words:
+        return
+    if is_phrase(text):
+        shares = coverage(scorer, words, fields, numbers)
+        for hit, number in zip(hits, numbers, strict=True):
+            if any(_matches_file(hit, fragment) for fragment in paths):
+                continue  # it touched the file the query names: relevant as it is
+            hit.coverage = shares[number]
+            if hit.explain is not None:
+                hit.explain["coverage"] = round(shares[number], 4)
+    else:
+        masses = word_mass(scorer, words, fields, numbers)
+        held = [scorer.holders(term, (*fields, "files")) for term in identifiers(words)]
+        for hit, number in zip(hits, numbers, strict=True):
+            hit.mass = masses[number]
+            hit.idents = sum(1 for mask in held if mask[number])
+            if hit.explain is not None:
+                hit.explain.update(mass=round(masses[number], 4), identifiers=hit.idents)
+    whole = one_identifier(text, paths)
+    if whole is not None:
+        holding = scorer.holders(whole, (*fields, "files"))
+        for hit, number in zip(hits, numbers, strict=True):
+            hit.whole = bool(holding[number]) or any(
+                _matches_file(hit, fragment) for fragment in paths)
+
+
+def close(text: str, cosine: float, similarity: float) -> bool:
+    """Close in meaning by the whole texts' embeddings: the thresholds of a search phrase or
+    of a pasted paragraph (`relevance.MIN_COSINE` and the rest)."""
+    if is_phrase(text):
+        return cosine >= relevance.MIN_COSINE and similarity >= relevance.MIN_SIMILARITY
+    return (cosine >= relevance.MIN_COSINE_PARAGRAPH
+            and similarity >= relevance.MIN_SIMILARITY_PARAGRAPH)
+
+
+def content_words(text: str, limit: int | None = None) -> list[str]:
+    """The distinct lower-case words of `text` that are not stop words, in order."""
+    out: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in STOP_WORDS:
+            out.setdefault(word, None)
+            if limit is not None and len(out) >= limit:
+                break
+    return list(out)
+
+
+class WordMeaning:
+    """How close in meaning a note's closest word is to a search phrase's closest word
+    (`kitten` and `cat` 0.57, `nap` and `sleeps` 0.71; `docker` and `npm` 0.27): what
+    lets a phrase's hit count as close in meaning by itself (`relevance.MIN_WORD_COSINE`),
+    where the mean of a few words' vectors says too little (`the kitten` against "Our cat
+    sleeps on the radiator" 0.23, `docker compose` against "Use pnpm, not npm" 0.31)."""
+
+    def __init__(self, model: Any, folder: Any, text: str) -> None:
+        self.model, self.folder = model, folder
+        words = content_words(text)
+        self.query = model.embed(words, folder) if words else None
+
+    def best(self, note_text: str) -> float:
+        words = content_words(note_text, MAX_NOTE_WORDS)
+        if self.query is None or not words:
+            return 0.0
+        vectors = self.model.embed(words, self.folder)
+        return float((self.query @ vectors.T).max())

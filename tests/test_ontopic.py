@@ -1,0 +1,220 @@
+"""On topic or nothing (issue #26): abstention on off-topic queries, why each hit matched,
+--explain showing the search that ran, identifiers first, one-note vaults."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from ocm.project import Project
+
+NOW = datetime(2026, 11, 20, 12, 0)
+
+WEB_APP = [
+    ("Login uses magic links", "Users log in with emailed magic links; sessions expire after "
+     "14 days and the login form rate-limits by IP.", "decision", ["src/auth/login.ts"]),
+    ("Use pnpm, not npm", "The repo uses pnpm workspaces; npm install breaks the lockfile.",
+     "decision", []),
+    ("Stripe webhooks need the raw body", "Stripe signature verification fails unless the "
+     "webhook route reads the raw request body before JSON parsing.", "gotcha",
+     ["src/billing/webhooks.ts"]),
+    ("Billing dates are UTC", "Invoices are dated in UTC; the billing page converts to the "
+     "customer's zone only for display.", "decision", ["src/billing/invoice.ts"]),
+    ("Avatars are resized on upload", "Uploaded avatars are resized to 256px with sharp and "
+     "stored in the public bucket.", "procedure", ["src/users/avatar.ts"]),
+    ("Password reset tokens", "Reset tokens are single use and expire after one hour.",
+     "decision", ["src/auth/reset.ts"]),
+    ("Email templates in MJML", "Transactional emails are written in MJML and compiled at "
+     "build time.", "procedure", ["emails/"]),
+    ("Feature flags", "Feature flags live in LaunchDarkly; default to off in tests.",
+     "decision", []),
+    ("Tailwind for styles", "The frontend uses Tailwind; no CSS modules.", "decision", []),
+    ("Module boundaries", "Keep module boundaries: the billing module never imports from the "
+     "users module directly.", "decision", []),
+]
+OFF_TOPIC = ["kubernetes", "docker compose", "rust borrow checker", "bluetooth pairing",
+             "gradient descent"]
+
+
+@pytest.fixture
+def web_app(project: Project) -> Project:
+    for title, content, kind, files in WEB_APP:
+        project.remember(content, kind, title=title, files=files or None)
+    return project
+
+
+@pytest.mark.parametrize("query", OFF_TOPIC)
+def test_off_topic_queries_answer_with_nothing(web_app: Project, query: str) -> None:
+    assert web_app.search(query) == []
+
+
+@pytest.mark.parametrize("query,title", [
+    ("stripe webhook signature", "Stripe webhooks need the raw body"),
+    ("how do users log in", "Login uses magic links"),
+    ("avatar upload size", "Avatars are resized on upload"),
+])
+def test_on_topic_queries_still_find_their_note(web_app: Project, query: str,
+                                                title: str) -> None:
+    hits = web_app.search(query)
+    assert hits and hits[0].title == title
+    assert hits[0].matched in ("words", "both")
+
+
+def test_every_hit_says_why_and_how_sure(web_app: Project, run_ocm) -> None:
+    hits = web_app.search("stripe webhook signature")
+    for hit in hits:
+        assert hit.matched in ("words", "meaning", "both")
+        assert hit.confidence is not None and 0.0 <= hit.confidence <= 1.0
+    data = json.loads(run_ocm("search", "stripe webhook signature", "--json").stdout)
+    assert data and all(item["matched"] in ("words", "meaning", "both") for item in data)
+    assert all(0.0 <= item["confidence"] <= 1.0 for item in data)
+
+
+def test_a_paraphrase_is_found_by_meaning_and_says_so(project: Project, run_ocm) -> None:
+    project.remember("Our cat sleeps on the radiator all winter.", "context", title="Pets")
+    project.remember("The deploy script pushes tags to the registry.", "procedure",
+                     title="Deploy")
+    hits = project.search("the kitten")
+    assert [h.title for h in hits] == ["Pets"]
+    assert hits[0].matched == "meaning"
+    table = run_ocm("search", "the kitten").stdout
+    assert "meaning only" in table
+
+
+def test_one_note_vault_finds_by_meaning(project: Project) -> None:
+    # The README's example, in a new vault holding only it.
+    project.remember("Our cat sleeps on the radiator", "context")
+    hits = project.search("the kitten")
+    assert [h.title for h in hits] == ["Our cat sleeps on the radiator"]
+    assert hits[0].matched == "meaning"
+    assert project.search("gradient descent") == []
+
+
+def test_explain_is_the_search_that_ran(web_app: Project) -> None:
+    for query in ("stripe webhook signature", "billing dates", "the kitten", "kubernetes"):
+        plain = web_app.search(query, now=NOW)
+        explained = web_app.search(query, explain=True, now=NOW)
+        assert [(h.id, round(h.score, 6)) for h in plain] == [
+            (h.id, round(h.score, 6)) for h in explained]
+        for hit in explained:
+            info = hit.explain
+            assert info is not None and "fused" in info and "weights" in info
+            assert abs(info["score"] - hit.score) < 1e-3
+
+
+def test_explain_prints_the_fusion_step(web_app: Project, run_ocm) -> None:
+    out = run_ocm("search", "stripe webhook signature", "--explain").stdout
+    line = " ".join(out[out.index("\n#1 "):].split())  # rich wraps long lines
+    assert "cosine" in line and "x 0.8" in line and ("[words]" in line or "[both]" in line)
+
+
+@pytest.fixture
+def code_vault(project: Project) -> Project:
+    project.remember("Use pnpm, not npm, for every install.", "decision", title="Use pnpm, not npm")
+    project.remember("Keep module boundaries: found errors are reported per module.",
+                     "decision", title="Module boundaries")
+    project.remember("Server embedding weights are cached in /models.", "context",
+                     title="Server embedding weights are cached in /models")
+    project.remember("The inference server loads the model once at start.", "context",
+                     title="Inference server start", files=["src/inference/embedding_server.py"])
+    project.remember("Retries use exponential backoff with jitter.", "decision",
+                     title="Backoff", files=["src/net/backoff.py"])
+    project.remember("Helpers for models live here.", "context", title="Model helpers",
+                     files=["app/models.py"])
+    project.remember("Fixed ModuleNotFoundError: the package lacked an __init__.py.",
+                     "bug_fix", title="Import fix")
+    return project
+
+
+@pytest.mark.parametrize("query,first", [
+    ("ModuleNotFoundError", "Import fix"),
+    ("embedding_server.py", "Inference server start"),
+    ("backoff.py", "Backoff"),
+])
+def test_an_identifier_or_file_name_ranks_its_whole_holder_first(
+        code_vault: Project, query: str, first: str) -> None:
+    hits = code_vault.search(query)
+    assert hits and hits[0].title == first
+
+
+def test_backoff_py_does_not_list_every_python_file(code_vault: Project) -> None:
+    titles = [h.title for h in code_vault.search("backoff.py")]
+    assert "Model helpers" not in titles
+
+
+def test_not_of_a_camelcase_identifier_never_carries_a_hit(code_vault: Project) -> None:
+    titles = [h.title for h in code_vault.search("ModuleNotFoundError")]
+    assert "Use pnpm, not npm" not in titles
+
+
+def test_parts_still_find_notes_when_nothing_holds_the_whole(code_vault: Project) -> None:
+    hits = code_vault.search("EmbeddingServer")
+    assert hits and "embedding" in hits[0].title.lower() + " " + " ".join(hits[0].top_files)
+
+
+@pytest.mark.usefixtures("keyword_only")
+def test_keyword_only_identifier_first_too(code_vault: Project) -> None:
+    assert code_vault.search("embedding_server.py")[0].title == "Inference server start"
+    assert code_vault.search("kubernetes") == []
+    assert all(h.matched == "words" for h in code_vault.search("backoff"))
+
+
+def test_a_hand_written_note_is_found_by_its_section(project: Project) -> None:
+    """A person's memory written in Obsidian with `##` headings: the hit is the section
+    holding the words, with its heading, line and a snippet of that section only."""
+    project.remember("placeholder", "procedure", title="Networking")  # makes the layout
+    note = project.vault.root / "memories" / "networking-by-hand.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("---\nid: mem-by-hand\ntype: procedure\ntitle: Client networking\n---\n"
+                    "## Timeouts\nConnect in 2 s, read in 10 s.\n\n"
+                    "## Retry budget\nAt most three retries, then give up and alert.\n",
+                    encoding="utf-8")
+    hits = project.search("retries give up alert")
+    hit = next(h for h in hits if h.id == "mem-by-hand")
+    assert hit.chunk.section == "Retry budget"
+    assert hit.chunk.anchor.endswith("#Retry budget")
+    lines = note.read_text(encoding="utf-8").split("\n")
+    assert hit.chunk.line == lines.index("## Retry budget") + 1
+    assert "Connect" not in hit.chunk.snippet and "three retries" in hit.chunk.snippet
+
+
+@pytest.mark.anyio
+async def test_mcp_search_results_say_why(web_app: Project) -> None:
+    from mcp import Client
+
+    from ocm.mcp_server.server import build_server
+
+    async with Client(build_server(web_app.root), raise_exceptions=True) as client:
+        found = await client.call_tool("ocm__search", {"query": "stripe webhook signature"})
+        results = found.structured_content["results"]
+        assert results and results[0]["matched"] in ("words", "both")
+        assert 0.0 <= results[0]["confidence"] <= 1.0
+        nothing = await client.call_tool("ocm__search", {"query": "kubernetes"})
+        assert nothing.structured_content["results"] == []
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+OFF_TOPIC_ISSUE = (
+    "QuerySet.bulk_update() crashes with a TypeError when a model's primary key is a UUIDField "
+    "and the batch contains expressions; the generated CASE WHEN SQL casts the pk column with "
+    "the wrong type on PostgreSQL, while SQLite accepts it. Reproduced with Django 4.1 and "
+    "psycopg2; the traceback ends in django/db/models/query.py.")
+
+
+def test_a_pasted_issue_from_elsewhere_answers_with_nothing(web_app: Project) -> None:
+    assert len(OFF_TOPIC_ISSUE.split()) > 20  # a paragraph, not a phrase
+    assert web_app.search(OFF_TOPIC_ISSUE) == []
+
+
+def test_a_pasted_issue_naming_a_file_here_finds_it(web_app: Project) -> None:
+    issue = ("After upgrading the payment provider's SDK our handler in src/billing/webhooks.ts "
+             "rejects every event: the signature check reports a mismatch for events that "
+             "the dashboard shows as delivered, and customers are not marked as paid.")
+    hits = web_app.search(issue)
+    assert hits and hits[0].title == "Stripe webhooks need the raw body"

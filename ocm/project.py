@@ -51,6 +51,7 @@ _OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
 MAX_LIMIT = 100
 # The bound on a first search's wait for an index build (bench/clone.py measures it).
 FIRST_ANSWER_S = 0.5
+FIRST_ANSWER_MIN_NOTES = 1000  # a smaller build is done whole (about a second)
 SUPERSEDE_CANDIDATES = 8
 SUPERSEDE_SCAN_MAX = 300
 SUPERSEDE_QUERY_WORDS = 24
@@ -95,13 +96,18 @@ def indexing_line(indexing: dict[str, int]) -> str:
             "rebuild-index` finishes it now)")
 
 
-def _first_answer_s() -> float:
-    """FIRST_ANSWER_S, or OCM_FIRST_ANSWER_S when it is a number of seconds (0: a first
-    search indexes one note, then answers; tests use it)."""
-    try:
-        return max(0.0, float(os.environ.get("OCM_FIRST_ANSWER_S", FIRST_ANSWER_S)))
-    except ValueError:
-        return FIRST_ANSWER_S
+def _first_answer() -> tuple[float, int]:
+    """(FIRST_ANSWER_S, FIRST_ANSWER_MIN_NOTES), or what OCM_FIRST_ANSWER_S and
+    OCM_FIRST_ANSWER_MIN_NOTES say where they are numbers (tests: 0 and 0, a first search
+    then indexes one note and answers)."""
+    found: list[float] = []
+    for name, default in (("OCM_FIRST_ANSWER_S", FIRST_ANSWER_S),
+                          ("OCM_FIRST_ANSWER_MIN_NOTES", FIRST_ANSWER_MIN_NOTES)):
+        try:
+            found.append(max(0.0, float(os.environ.get(name, default))))
+        except ValueError:
+            found.append(default)
+    return found[0], int(found[1])
 
 
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
@@ -141,10 +147,11 @@ class Project:
         # What the last search filtered on, by name, and which of it the query's own words
         # said ("in cursor", "last week"): for --explain and for an empty result.
         self.applied_filters: dict[str, Any] = {}
-        # Seconds a search may spend building an index that has no usable build before it
-        # answers from the notes built so far (None: it waits for the whole build), and
+        # (seconds, notes): a search may spend those seconds building an index of at least
+        # those notes that has no usable build before it answers from the notes built so
+        # far (None: it waits for the whole build); and
         # how far that build got ({indexed, total}) when the last search did so.
-        self.first_answer_s: float | None = _first_answer_s()
+        self.first_answer: tuple[float, int] | None = _first_answer()
         self.indexing: dict[str, int] | None = None
         self._builders: dict[Path, subprocess.Popen] = {}
 
@@ -621,7 +628,7 @@ class Project:
                                 types=tuple(canonical_type(t) for t in req.types))
         self.applied_filters = planned.applied
         search = searcher.VaultSearch(self._vaults(req.scope), self.vault, self.index_for,
-                                      self.refresh, self.notices, self.first_answer_s)
+                                      self.refresh, self.notices, self.first_answer)
         hits = search.run(planned)
         self.indexing = search.indexing
         if self.indexing:

@@ -3,8 +3,8 @@ from the notes indexed so far and says so; a process of its own builds the rest,
 answers are complete. A `kill -9` mid-build loses nothing: the next process resumes.
 
 Through the real `ocm` CLI and a real `ocm mcp` spoken to with the MCP SDK's client.
-OCM_FIRST_ANSWER_S=0 makes the bound deterministic: the first search indexes one note, then
-answers (the bound's seconds are measured by bench/clone.py, never here).
+OCM_FIRST_ANSWER_S=0 and OCM_FIRST_ANSWER_MIN_NOTES=0 make the bound deterministic: the
+first search indexes one note, then answers (bench/clone.py measures the seconds).
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ from ocm.project import Project
 
 from .conftest import VENV_BIN
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from clone import until_whole  # noqa: E402  (bench/clone.py: waits for a vault's builder)
+
 NOTES = 240
 REPO = Path(__file__).resolve().parents[1]
 WAIT_S = 180.0
+# The first search indexes one note, then answers.
+FIRST_NOTE = {"OCM_FIRST_ANSWER_S": "0", "OCM_FIRST_ANSWER_MIN_NOTES": "0"}
 
 
 @pytest.fixture
@@ -68,46 +73,31 @@ def _search(repo: Path, env: dict[str, str], *query: str) -> tuple[list[dict], s
     return json.loads(done.stdout), done.stderr
 
 
-def _builders(vault: Path) -> list[int]:
-    """Pids of the `ocm rebuild-index --resume` processes building `vault`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"rebuild-index" in argv and str(vault).encode() in argv:
-            found.append(int(entry.name))
-    return found
-
-
-def _until_whole(vault: Path) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while (vault / ".index" / BUILDING).exists() or _builders(vault):
-        assert time.monotonic() < deadline, "the background build did not finish"
-        time.sleep(0.2)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_cli_first_search_answers_from_part_then_later_ones_are_whole(
-        project: Project, repo: Path, ocm_home: Path) -> None:
+def _whole_search(project: Project, repo: Path, ocm_home: Path) -> tuple[Path, list[dict]]:
+    """The vault of NOTES notes, its index built in full, and what `sharedword` finds."""
     vault = _vault_of(project, NOTES)
     env = _env(ocm_home)
     subprocess.run([str(VENV_BIN / "ocm"), "rebuild-index", "--json"], cwd=repo, env=env,
                    check=True, capture_output=True)
     whole, _ = _search(repo, env, "sharedword")
     assert len(whole) == 50 and not any("indexing" in hit for hit in whole)
+    return vault, whole
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_cli_first_search_answers_from_part_then_later_ones_are_whole(
+        project: Project, repo: Path, ocm_home: Path) -> None:
+    vault, whole = _whole_search(project, repo, ocm_home)
+    env = _env(ocm_home)
     shutil.rmtree(vault / ".index")  # what a fresh clone has
 
-    first, err = _search(repo, _env(ocm_home, OCM_FIRST_ANSWER_S="0"), "sharedword")
+    first, err = _search(repo, _env(ocm_home, **FIRST_NOTE), "sharedword")
     # One note indexed: the first in path order; the answer says how far it got.
     assert [hit["id"] for hit in first] == ["bulk-0000"]
     assert first[0]["indexing"] == {"indexed": 1, "total": NOTES}
     assert f"indexing under way: 1 of {NOTES} notes indexed so far" in err
 
-    _until_whole(vault)  # the first search started the build of the rest
+    until_whole(vault, [0])  # the first search started the build of the rest
     again, err = _search(repo, env, "sharedword")
     assert "indexing" not in err and not any("indexing" in hit for hit in again)
     assert [(h["id"], h["score"]) for h in again] == [(h["id"], h["score"]) for h in whole]
@@ -118,11 +108,8 @@ def test_cli_first_search_answers_from_part_then_later_ones_are_whole(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_kill_9_mid_build_loses_nothing_and_the_next_process_resumes(
         project: Project, repo: Path, ocm_home: Path) -> None:
-    vault = _vault_of(project, NOTES)
+    vault, whole = _whole_search(project, repo, ocm_home)
     env = _env(ocm_home)
-    subprocess.run([str(VENV_BIN / "ocm"), "rebuild-index", "--json"], cwd=repo, env=env,
-                   check=True, capture_output=True)
-    whole, _ = _search(repo, env, "sharedword")
     proc = subprocess.Popen([str(VENV_BIN / "ocm"), "rebuild-index", "--json"], cwd=repo,
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -135,10 +122,10 @@ def test_kill_9_mid_build_loses_nothing_and_the_next_process_resumes(
     if not (vault / ".index" / BUILDING).exists():
         pytest.skip("the rebuild finished before it could be killed")
 
-    first, err = _search(repo, _env(ocm_home, OCM_FIRST_ANSWER_S="0"), "sharedword")
+    first, err = _search(repo, _env(ocm_home, **FIRST_NOTE), "sharedword")
     assert "indexing under way" in err
     assert all(hit["indexing"]["total"] == NOTES for hit in first)
-    _until_whole(vault)
+    until_whole(vault, [0])
     again, _ = _search(repo, env, "sharedword")
     assert [(h["id"], h["score"]) for h in again] == [(h["id"], h["score"]) for h in whole]
     assert not (vault / ".index" / BUILDING).exists()
@@ -187,7 +174,7 @@ async def test_mcp_first_search_is_partial_and_later_ones_complete(
     shutil.rmtree(vault / ".index")
     env = {"OCM_HOME": str(ocm_home), "OCM_PROJECT_DIR": str(repo), "HOME": str(tmp_path),
            "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO),
-           "OCM_SEMANTIC": "0", "OCM_FIRST_ANSWER_S": "0"}
+           "OCM_SEMANTIC": "0", **FIRST_NOTE}
     params = StdioServerParameters(command=sys.executable, args=["-m", "ocm.cli.main", "mcp"],
                                    env=env, cwd=str(tmp_path))
     with anyio.fail_after(WAIT_S + 60), (tmp_path / "server.err").open("w") as errlog:

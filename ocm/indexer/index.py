@@ -67,6 +67,8 @@ BUILDING = "building"
 # loses one batch's work at most), of at least BUILD_BATCH_MIN notes each.
 BUILD_BATCHES = 4
 BUILD_BATCH_MIN = 5000
+# A build of fewer notes than this is done whole even by a sync with a time budget.
+BUDGET_MIN_NOTES = 1000
 # The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
 NOTE_BYTES = 1000
 # A sub-writer reports progress every this many notes.
@@ -131,9 +133,11 @@ class NoteIndex:
         # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
         # all of a rebuild's): the embeddings after it need not read them again.
         self._embed_ready: dict[str, EmbedText] = {}
-        # Seconds a sync may spend building a new index before it commits the notes it has
-        # read and returns (a first search answered from them); None: until it is whole.
+        # Seconds a sync may spend building a new index of at least `budget_min_notes`
+        # notes before it commits those it read and returns (a first search answered from
+        # them); None: until it is whole. A smaller build is always whole (a second or so).
         self.build_budget: float | None = None
+        self.budget_min_notes = BUDGET_MIN_NOTES
         # (notes indexed, notes in the vault) after a sync that left part of a build to do
         # (its budget ran out, or another process is building); None: the index is whole.
         self.progress: tuple[int, int] | None = None
@@ -526,7 +530,7 @@ class NoteIndex:
         `build_budget`, the notes read when it runs out are committed and the rest left
         (`progress` says how far it got); once every note is in, the embeddings are made
         and the build is over (the BUILDING mark goes)."""
-        deadline = None if self.build_budget is None else (
+        deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
             time.monotonic() + self.build_budget)
         size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
         done = 0

@@ -136,14 +136,15 @@ class VaultSearch:
     """One search of `vaults`. `index_for(vault)` is the vault's open index, `refresh(vault)`
     the same brought up to date (the facade's: it also applies hook records and repairs a
     merge); `home` is the project's vault (its hook records, its embedder's failure);
-    notices for people are appended to `notices`. An index with no usable build spends
-    `build_budget` seconds at most building before it answers from the notes it has
-    (`NoteIndex.build_budget`); `indexing` then says how far the builds got."""
+    notices for people are appended to `notices`. An index with no usable build of at
+    least `build_budget[1]` notes spends `build_budget[0]` seconds at most building before it
+    answers from the notes it has (`NoteIndex.build_budget`); `indexing` then says how far
+    the builds got."""
 
     def __init__(self, vaults: list[Vault], home: Vault,
                  index_for: Callable[[Vault], NoteIndex],
                  refresh: Callable[[Vault], NoteIndex], notices: list[str],
-                 build_budget: float | None = None) -> None:
+                 build_budget: tuple[float, int] | None = None) -> None:
         self.vaults = vaults
         self.home = home
         self.index_for = index_for
@@ -157,7 +158,8 @@ class VaultSearch:
     def run(self, plan: Plan) -> list[Hit]:
         indexes = [self.index_for(vault) for vault in self.vaults]
         for index in indexes:
-            index.build_budget = self.build_budget
+            if self.build_budget is not None:
+                index.build_budget, index.budget_min_notes = self.build_budget
         try:
             hits = self._run(plan)
         finally:

@@ -545,6 +545,8 @@ class NoteIndex:
             self._manifest.save(ix.latest_generation(), known, broken, None)
             if done >= len(rels) or (deadline is not None and time.monotonic() >= deadline):
                 break
+        if not rels:  # nothing to build (an empty vault, or only edits since a batch)
+            self._manifest.save(ix.latest_generation(), known, broken, None)
         if done < len(rels):
             self.progress = (len(known) + len(broken), len(scan))
             self.build_left = True

@@ -2,6 +2,8 @@
 
     python bench/clone.py --notes 10000 [--json] [--keep DIR]
 
+prints bench/README.md's table row (or, with --json, one object of the figures below).
+
 Generates the synthetic vault of `bench/perf.py` (same seed, same queries), commits it in a
 git repository as a team shares it (the notes tracked, `.index/` ignored) and, each in a
 fresh `git clone` of it:
@@ -211,11 +213,14 @@ def main() -> None:
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key:<22} {value}")
+    r = result
+    # bench/README.md's row (commit: `git rev-parse --short HEAD`).
+    print(json.dumps(result) if args.json else (
+        f"| {r['notes']:,} | COMMIT | {r['load']:.1f} | {r['cli_first_s']} ({r['cli_indexed']})"
+        f" | {r['cli_whole_s']} | {r['build_peak_mb']} | {r['mcp_first_s']} "
+        f"({r['mcp_call_s']}) | {r['mcp_whole_s']} | {r['rebuild_s']} "
+        f"({r['rebuild_notes_per_s']}, {r['rebuild_peak_mb']}) | {r['fts5_build_s']} "
+        f"({r['fts5_notes_per_s']}) |"))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ from ocm.vault.sessions import SESSION_STATUSES, CheckpointInput, SessionNote, v
 from ocm.vault.store import Vault
 
 if TYPE_CHECKING:
+    import subprocess
+
     from ocm.indexer.index import NoteIndex, SyncReport
     from ocm.indexer.search import Hit
 
@@ -49,6 +51,9 @@ SEARCH_SCOPES = ("project", "user", "global")
 KINDS = ("session", "memory", "transcript")
 _OCM_SESSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_")
 MAX_LIMIT = 100
+# The bound on a first search's wait for an index build (bench/clone.py measures it).
+FIRST_ANSWER_S = 0.5
+FIRST_ANSWER_MIN_NOTES = 1000  # a smaller build is done whole (about a second)
 SUPERSEDE_CANDIDATES = 8
 SUPERSEDE_SCAN_MAX = 300
 SUPERSEDE_QUERY_WORDS = 24
@@ -84,6 +89,27 @@ def filters_line(applied: dict[str, Any]) -> str:
     if applied.get("from_query"):
         line += f" (from the query: {pairs(applied['from_query'])})"
     return line
+
+
+def indexing_line(indexing: dict[str, int]) -> str:
+    """What a search answered from part of a build says about it."""
+    return (f"ocm: indexing under way: {indexing['indexed']:,} of {indexing['total']:,} notes "
+            "indexed so far; these results match the words of those only (`ocm "
+            "rebuild-index` finishes it now)")
+
+
+def _first_answer() -> tuple[float, int]:
+    """(FIRST_ANSWER_S, FIRST_ANSWER_MIN_NOTES), or what OCM_FIRST_ANSWER_S and
+    OCM_FIRST_ANSWER_MIN_NOTES say where they are numbers (tests: 0 and 0, a first search
+    then indexes one note and answers)."""
+    found: list[float] = []
+    for name, default in (("OCM_FIRST_ANSWER_S", FIRST_ANSWER_S),
+                          ("OCM_FIRST_ANSWER_MIN_NOTES", FIRST_ANSWER_MIN_NOTES)):
+        try:
+            found.append(max(0.0, float(os.environ.get(name, default))))
+        except ValueError:
+            found.append(default)
+    return found[0], int(found[1])
 
 
 def _existing_texts(vault: Vault) -> set[tuple[str, str]]:
@@ -123,6 +149,13 @@ class Project:
         # What the last search filtered on, by name, and which of it the query's own words
         # said ("in cursor", "last week"): for --explain and for an empty result.
         self.applied_filters: dict[str, Any] = {}
+        # (seconds, notes): a search may spend those seconds building an index of at least
+        # those notes that has no usable build before it answers from the notes built so
+        # far (None: it waits for the whole build); and
+        # how far that build got ({indexed, total}) when the last search did so.
+        self.first_answer: tuple[float, int] | None = _first_answer()
+        self.indexing: dict[str, int] | None = None
+        self._builders: dict[Path, subprocess.Popen] = {}
 
     @classmethod
     def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None,
@@ -305,20 +338,21 @@ class Project:
         return sweep_temp_files([self.vault.sessions_dir, self.vault.memories_dir])
 
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
-                      procs: int = 1, embedding: Callable[[], None] | None = None
-                      ) -> SyncReport:
+                      procs: int = 1, embedding: Callable[[], None] | None = None,
+                      resume: bool = False) -> SyncReport:
         """Rebuild the project's index from its notes, and the notes' embeddings where they
         are missing or stale (a fresh clone has none: without this its first search would
         embed every note). `procs>1` indexes in that many forked processes (one segment
         each): only for single-threaded callers such as the CLI. `embedding()` is called
-        when the indexing is done and the embeddings start."""
+        when the indexing is done and the embeddings start. `resume`: finish a build cut
+        short (a first search's, a killed one's) instead of starting over."""
         self.require_vault().ensure_layout()
         self.sweep_temp_files()
         index = self.index_for(self.vault)
         index.build_procs = procs
         try:
             with _gc_paused():
-                report = index.sync(progress=progress, force_rebuild=True)
+                report = index.sync(progress=progress, force_rebuild=not resume)
                 if embedding is not None:
                     embedding()
                 store = index.vectors()
@@ -687,9 +721,31 @@ class Project:
                                 tool=self.known_tool(req.tool) if req.tool else None,
                                 types=tuple(canonical_type(t) for t in req.types))
         self.applied_filters = planned.applied
-        vaults = self._vaults(req.scope)
-        return searcher.VaultSearch(vaults, self.vault, self.index_for, self.refresh,
-                                    self.notices).run(planned)
+        search = searcher.VaultSearch(self._vaults(req.scope), self.vault, self.index_for,
+                                      self.refresh, self.notices, self.first_answer)
+        hits = search.run(planned)
+        self.indexing = search.indexing
+        if self.indexing:
+            self.notices.append(indexing_line(self.indexing))
+        for vault in search.unbuilt:
+            self._finish_index_in_background(vault)
+        return hits
+
+    def _finish_index_in_background(self, vault: Vault) -> None:
+        """Start `ocm rebuild-index --resume` for `vault` in a process of its own, which
+        uses every core (sub-writers) and ends when the build is whole; a search meanwhile
+        answers from the notes it committed so far. Not from the hook path."""
+        import subprocess
+        import sys
+
+        key = vault.root.resolve()
+        running = self._builders.get(key)
+        if running is not None and running.poll() is None:
+            return
+        self._builders[key] = subprocess.Popen(
+            [sys.executable, "-m", "ocm.cli.main", "rebuild-index", "--resume", "--json",
+             "--vault", str(vault.root)], cwd=vault.project_root, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,
                      scope: str = "project", keep_duplicates: bool = False) -> dict[str, Any]:

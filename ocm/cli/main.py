@@ -140,7 +140,10 @@ def status(vault: Path | None, as_json: bool) -> None:
 @cli.command("rebuild-index")
 @VAULT_OPTION
 @JSON_OPTION
-def rebuild_index(vault: Path | None, as_json: bool) -> None:
+@click.option("--resume", is_flag=True,
+              help="Finish a build cut short (a first search's, a killed one's), or bring "
+                   "the index up to date, instead of starting over.")
+def rebuild_index(vault: Path | None, as_json: bool, resume: bool) -> None:
     """Rebuild the search index from the notes (it is derived; nothing is lost)."""
     from rich.progress import Progress
 
@@ -148,13 +151,13 @@ def rebuild_index(vault: Path | None, as_json: bool) -> None:
     # A full rebuild in this single-threaded process may fork sub-writers (one segment each).
     procs = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCS))
     if as_json:
-        report = project.rebuild_index(procs=procs)
+        report = project.rebuild_index(procs=procs, resume=resume)
     else:
         with Progress(transient=True) as bar:
             task = bar.add_task("indexing notes", total=None)
             report = project.rebuild_index(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
-                procs=procs, embedding=lambda: bar.update(
+                procs=procs, resume=resume, embedding=lambda: bar.update(
                     task, description="embedding notes", completed=0, total=None))
     data = {"indexed": report.added + report.updated, "broken": report.broken}
     if as_json:

@@ -62,7 +62,9 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         scanahead.discard(root)
     render.notices(project)
     if as_json:
-        render.emit_json([h.to_json() for h in hits])
+        # While the index is still being built: {indexed, total} on each hit.
+        extra = {"indexing": project.indexing} if project.indexing else {}
+        render.emit_json([h.to_json() | extra for h in hits])
         return
     render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
     render.paths_footer(hits)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from filelock import Timeout
 from whoosh import index as windex
 from whoosh.writing import LockError
 
@@ -59,6 +60,16 @@ MAX_LARGE_SEGMENTS = 12
 WATCH_AFTER_SCANS = 2
 # A full rebuild of at least this many notes is shared among `build_procs` processes.
 FORK_MIN_NOTES = 200
+# A build (of a new index) under way or interrupted: while this file is in the index
+# folder, the notes the manifest holds are indexed and the others are still to be added,
+# which the next sync does (it resumes; it does not start over).
+BUILDING = "building"
+# A build without a time budget commits its notes in about this many batches (a `kill -9`
+# loses one batch's work at most), of at least BUILD_BATCH_MIN notes each.
+BUILD_BATCHES = 4
+BUILD_BATCH_MIN = 5000
+# A build of fewer notes than this is done whole even by a sync with a time budget.
+BUDGET_MIN_NOTES = 1000
 # The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
 NOTE_BYTES = 1000
 # A sub-writer reports progress every this many notes.
@@ -123,6 +134,16 @@ class NoteIndex:
         # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
         # all of a rebuild's): the embeddings after it need not read them again.
         self._embed_ready: dict[str, EmbedText] = {}
+        # Seconds a sync may spend building a new index of at least `budget_min_notes`
+        # notes before it commits those it read and returns (a first search answered from
+        # them); None: until it is whole. A smaller build is always whole (a second or so).
+        self.build_budget: float | None = None
+        self.budget_min_notes = BUDGET_MIN_NOTES
+        # (notes indexed, notes in the vault) after a sync that left part of a build to do
+        # (its budget ran out, or another process is building); None: the index is whole.
+        self.progress: tuple[int, int] | None = None
+        # Whether that part is left for whoever comes next (no other process is at it).
+        self.build_left = False
 
     # -- manifest -----------------------------------------------------------------
     def _load_manifest(self) -> dict | None:
@@ -241,6 +262,7 @@ class NoteIndex:
     def sync(self, progress: Progress | None = None, force_rebuild: bool = False) -> SyncReport:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
+        self.progress, self.build_left = None, False
         # A listing taken ahead (ocm/vault/freshness/scanahead.py, one-shot commands): the
         # same bytes as the listing last found matching the manifest, while the manifest's
         # files are as they were then, say nothing changed; the manifest is not even read.
@@ -266,9 +288,10 @@ class NoteIndex:
             # The same scan object (the watch saw nothing) against the same manifest
             # object was already compared: 10k dict lookups saved per quiet check.
             only = self._reported(manifest, scan)
-            if (verified is not None and verified[0] is scan and verified[1] is manifest) or (
+            if ((verified is not None and verified[0] is scan and verified[1] is manifest) or (
                     _unchanged(scan, known, broken) if only is None
-                    else not any(_diff(scan, known, broken, only))):
+                    else not any(_diff(scan, known, broken, only)))) and not (
+                        self.dir / BUILDING).exists():  # (a build left its embeddings)
                 self._verified = (scan, manifest)
                 self.broken = {k: v[1] for k, v in broken.items()}
                 if listing is not None:
@@ -276,21 +299,33 @@ class NoteIndex:
                 self._synced()
                 return report
         self.vault.ensure_layout()
-        with locked(self.vault.locks_dir, INDEX_LOCK):
-            try:
-                return self._sync_locked(report, progress, force_rebuild, scan)
-            except OcmError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - any index damage is repaired by a rebuild
-                if os.environ.get("OCM_DEBUG"):
-                    raise
-                report = SyncReport(notice=f"ocm: search index was damaged ({type(exc).__name__}"
-                                           f"); rebuilt it from the notes")
-                self.close()
+        # A budgeted sync does not wait for another process's build: it answers from the
+        # notes that build committed so far.
+        elsewhere = (self.build_budget is not None and manifest is not None and scan is not None
+                     and (self.dir / BUILDING).exists())
+        try:
+            with locked(self.vault.locks_dir, INDEX_LOCK, **({"timeout": 0} if elsewhere else {})):
                 try:
-                    return self._sync_locked(report, progress, True)
-                finally:  # a rebuild that failed too (a full disk) leaves no partial file
-                    sweep_partial(self.dir)
+                    return self._sync_locked(report, progress, force_rebuild, scan)
+                except OcmError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - index damage is repaired by a rebuild
+                    if os.environ.get("OCM_DEBUG"):
+                        raise
+                    report = SyncReport(notice=f"ocm: search index was damaged ("
+                                               f"{type(exc).__name__}); rebuilt it from the notes")
+                    self.close()
+                    try:
+                        return self._sync_locked(report, progress, True)
+                    finally:  # a rebuild that failed too (a full disk) leaves no partial file
+                        sweep_partial(self.dir)
+        except Timeout:
+            if not elsewhere:
+                raise
+            assert manifest is not None and scan is not None
+            self.progress = (len(manifest.get("notes", {})) + len(manifest.get("broken", {})),
+                             len(scan))
+            return report
 
     def _listing_matches(self, listing: bytes) -> bool:
         """Whether `listing` is the one last found matching the manifest, whose files are
@@ -399,20 +434,40 @@ class NoteIndex:
                 report.rebuilt = True
         known: dict[str, list[int]] = dict(manifest.get("notes", {}))
         broken: dict[str, list] = dict(manifest.get("broken", {}))
-        changed, deleted = _diff(scan, known, broken, self._reported(manifest, scan))
-        if not report.rebuilt and len(changed) > max(200, REBUILD_FRACTION * len(scan)):
+        resuming = not report.rebuilt and (self.dir / BUILDING).exists()
+        changed, deleted = _diff(scan, known, broken,
+                                 None if resuming else self._reported(manifest, scan))
+        if not report.rebuilt and not resuming and len(changed) > max(
+                200, REBUILD_FRACTION * len(scan)):
             ix = self._create()
             known, broken, report.rebuilt = {}, {}, True
             changed, deleted = _diff(scan, known, broken)
-        if report.rebuilt:
-            self._build(ix, scan, changed, known, broken, report, progress)
+        if report.rebuilt or resuming:
+            # Notes edited or deleted since a batch took them are updated as usual; the
+            # notes no batch took yet are built.
+            edited = [rel for rel in changed if rel in known or rel in broken]
+            if edited or deleted:
+                self._write(ix, scan, edited, deleted, known, broken, report, None)
+            if report.rebuilt:
+                (self.dir / BUILDING).write_bytes(b"")
+            self._embed_ready = {}
+            new = [rel for rel in changed if rel not in known and rel not in broken]
+            self._build_in_batches(ix, scan, new, known, broken, report, progress)
+            # What a read re-checks: the notes this sync read (the others, once built).
+            changed = edited + [rel for rel in new if rel in known or rel in broken]
+            if self.progress is not None and report.notice:
+                report.notice = report.notice.replace("rebuilt it", "building it")
         elif changed or deleted:
             self._write(ix, scan, changed, deleted, known, broken, report, progress)
         report.paths = changed + deleted
-        if report.paths or not stored or report.rebuilt:
+        if not (report.rebuilt or resuming) and (report.paths or not stored):
+            # (a build saved it after each batch)
             self._manifest.save(ix.latest_generation(), known, broken,
-                                report.paths if stored and not report.rebuilt else None)
-        self._synced()
+                                report.paths if stored else None)
+        if self.progress is None:
+            self._synced()
+        else:  # the index does not match the scan: no watch report can say what differs
+            self._since_sync = self._synced_with = None
         self.broken = {k: v[1] for k, v in broken.items()}
         report.broken = dict(self.broken)
         return report  # the notice is shown once, by whoever called (Project.notices)
@@ -469,24 +524,59 @@ class NoteIndex:
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
 
+    def _build_in_batches(self, ix: windex.Index, scan: dict[str, list[int]],
+                          rels: list[str], known: dict[str, list[int]],
+                          broken: dict[str, list], report: SyncReport,
+                          progress: Progress | None) -> None:
+        """Build the notes `rels` into `ix` (a new index, or one whose build was cut short),
+        committing them in batches, the manifest saved after each: a process killed
+        mid-build loses one batch at most, and the next sync resumes. With a
+        `build_budget`, the notes read when it runs out are committed and the rest left
+        (`progress` says how far it got); once every note is in, the embeddings are made
+        and the build is over (the BUILDING mark goes)."""
+        deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
+            time.monotonic() + self.build_budget)
+        size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
+        done = 0
+        while rels:
+            batch = rels[done:] if deadline is not None else rels[done:done + size]
+            before = len(known) + len(broken)
+            offset = done
+            self._build(ix, scan, batch, known, broken, report, None if progress is None else
+                        lambda step, _, offset=offset: progress(offset + step, len(rels)),
+                        until=deadline)
+            done += len(known) + len(broken) - before
+            self._manifest.save(ix.latest_generation(), known, broken, None)
+            if done >= len(rels) or (deadline is not None and time.monotonic() >= deadline):
+                break
+        if not rels:  # nothing to build (an empty vault, or only edits since a batch)
+            self._manifest.save(ix.latest_generation(), known, broken, None)
+        if done < len(rels):
+            self.progress = (len(known) + len(broken), len(scan))
+            self.build_left = True
+            return
+        self._synced_vectors()  # a build is whole with its embeddings: no search waits
+        (self.dir / BUILDING).unlink(missing_ok=True)
+
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
-               progress: Progress | None) -> None:
+               progress: Progress | None, until: float | None = None) -> None:
         """Index every note of `changed` into the new, empty index `ix`. From a
         single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
         that many runs in path order, of about the same size in bytes (a session costs
         more than a memory), and each is read, parsed and indexed by a process of
         its own (this one takes the first, forked sub-writers the others, one segment
         each), and the segments are committed in that order: the same documents, in the
-        same order, as one process would index."""
+        same order, as one process would index. `until` (a `time.monotonic()` deadline):
+        one process reads the notes in order until it passes, and commits those."""
         from .subwriters import SubWriter, bind_forks_to_this_process
 
-        procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES else 1
+        procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
+            until is None) else 1
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
         runs = _runs(changed, scan, procs)
-        self._embed_ready = {}
 
         def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken)
             writer = _writer(ix, build=True, lock=False)
@@ -510,7 +600,8 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            indexed, failed = self._index_run(writer, scan, runs[0], tick, self._embed_ready)
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, self._embed_ready,
+                                              until)
             results = [sub.result() for sub in subs]
             for _, more, more_failed, more_ready in results:
                 indexed.update(more)
@@ -525,22 +616,25 @@ class NoteIndex:
             raise
         known.update(indexed)
         broken.update(failed)
-        report.added = len(indexed)
+        report.added += len(indexed)
         if progress is not None and mine < len(changed):
             progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
 
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
-                   tick: Callable[[int], object], ready: dict[str, EmbedText]
+                   tick: Callable[[int], object], ready: dict[str, EmbedText],
+                   until: float | None = None
                    ) -> tuple[dict[str, list[int]], dict[str, list]]:
         """Read and index the notes `rels` with `writer` (a build's); (the signature of
         each indexed note, [signature, problem] of each broken one). `tick(done)` after
         each note (a sub-writer's `tick()` every TICK_NOTES); each note's text to embed
-        goes into `ready`."""
+        goes into `ready`; past `until` (a `time.monotonic()`), the rest are left."""
         indexed: dict[str, list[int]] = {}
         failed: dict[str, list] = {}
         for done, rel in enumerate(rels, 1):
+            if until is not None and done > 1 and time.monotonic() >= until:
+                break
             fields, problem = self._fields(rel)
             sig = list(scan[rel])
             if fields is None:
@@ -656,6 +750,11 @@ class NoteIndex:
     def vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
         """The notes' embeddings, brought up to date with the manifest (what `sync` just
         indexed); None when semantic search is off or its model cannot load."""
+        if self.progress is not None or (self.dir / BUILDING).exists():
+            return None  # a build under way: its search is one of words until it is whole
+        return self._synced_vectors()
+
+    def _synced_vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
         from .embed import embedder
         from .vectors import VectorStore
 

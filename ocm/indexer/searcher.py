@@ -136,18 +136,43 @@ class VaultSearch:
     """One search of `vaults`. `index_for(vault)` is the vault's open index, `refresh(vault)`
     the same brought up to date (the facade's: it also applies hook records and repairs a
     merge); `home` is the project's vault (its hook records, its embedder's failure);
-    notices for people are appended to `notices`."""
+    notices for people are appended to `notices`. An index with no usable build of at
+    least `build_budget[1]` notes spends `build_budget[0]` seconds at most building before it
+    answers from the notes it has (`NoteIndex.build_budget`); `indexing` then says how far
+    the builds got."""
 
     def __init__(self, vaults: list[Vault], home: Vault,
                  index_for: Callable[[Vault], NoteIndex],
-                 refresh: Callable[[Vault], NoteIndex], notices: list[str]) -> None:
+                 refresh: Callable[[Vault], NoteIndex], notices: list[str],
+                 build_budget: tuple[float, int] | None = None) -> None:
         self.vaults = vaults
         self.home = home
         self.index_for = index_for
         self.refresh = refresh
         self.notices = notices
+        self.build_budget = build_budget
+        self.indexing: dict[str, int] | None = None
+        # The vaults whose build this search left for another process to finish.
+        self.unbuilt: list[Vault] = []
 
     def run(self, plan: Plan) -> list[Hit]:
+        indexes = [self.index_for(vault) for vault in self.vaults]
+        for index in indexes:
+            if self.build_budget is not None:
+                index.build_budget, index.budget_min_notes = self.build_budget
+        try:
+            hits = self._run(plan)
+        finally:
+            for index in indexes:
+                index.build_budget = None
+        partial = [index.progress for index in indexes if index.progress is not None]
+        if partial:
+            self.indexing = {"indexed": sum(done for done, _ in partial),
+                             "total": sum(total for _, total in partial)}
+        self.unbuilt = [index.vault for index in indexes if index.build_left]
+        return hits
+
+    def _run(self, plan: Plan) -> list[Hit]:
         from ocm.vault.freshness import journal
 
         presumed = [] if journal.pending(self.home.root) else [

@@ -135,10 +135,19 @@ class NoteHit(BaseModel):
                                      "one that were relevant on the evaluation sets.")
 
 
+class Indexing(BaseModel):
+    indexed: int = Field(description="Notes indexed so far.")
+    total: int = Field(description="Notes in the vaults searched.")
+
+
 class SearchOutcome(BaseModel):
     query: str
     results: list[NoteHit]
     message: str = Field(description="One line for the user; says so when nothing matched.")
+    indexing: Indexing | None = Field(
+        default=None, description="Set while the index is still being built (a fresh "
+        "clone): the results match the words of the notes indexed so far only; a later "
+        "search is complete.")
 
 
 class MemoryList(BaseModel):

@@ -47,6 +47,7 @@ from ocm.vault.errors import OcmError
 
 from .models import (
     CheckpointOutcome,
+    Indexing,
     LastSession,
     MemoryList,
     NoteHit,
@@ -491,19 +492,23 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
                             tool=tool, file=file, tag=tag, scope=scope, author=author,
                             include_resolved=include_resolved, group=group)
 
-        def call(project: Any) -> tuple[list[Any], str]:
-            from ocm.project import filters_line
+        def call(project: Any) -> tuple[list[Any], str, tuple[dict[str, int] | None, str]]:
+            from ocm.project import filters_line, indexing_line
 
             found = project.search(req)
             applied = project.applied_filters
-            return found, f" {filters_line(applied)}." if applied.get("filters") else ""
+            indexing = project.indexing
+            return found, f" {filters_line(applied)}." if applied.get("filters") else "", (
+                indexing, f" {indexing_line(indexing).removeprefix('ocm: ')}." if indexing
+                else "")
 
-        hits, applied = await backend.run(ctx, call)
+        hits, applied, (indexing, partial) = await backend.run(ctx, call)
         results = [_note_hit(h) for h in hits]
         message = (f"No sessions or memories matched.{applied}" if not results else
                    f"{_count(len(results), 'result')}; read a note at its markdown_path or "
-                   "with ocm__get_note.")
-        return SearchOutcome(query=query, results=results, message=message)
+                   "with ocm__get_note.") + partial
+        return SearchOutcome(query=query, results=results, message=message,
+                             indexing=Indexing(**indexing) if indexing else None)
 
     @tool(name="ocm__recall", title="Context brief", annotations=READ_ONLY)
     async def recall(

@@ -1,0 +1,227 @@
+"""Clone to first answer: a teammate's first question after `git clone` of a team vault.
+
+    python bench/clone.py --notes 10000 [--json] [--keep DIR]
+
+prints bench/README.md's table row (or, with --json, one object of the figures below).
+
+Generates the synthetic vault of `bench/perf.py` (same seed, same queries), commits it in a
+git repository as a team shares it (the notes tracked, `.index/` ignored) and, each in a
+fresh `git clone` of it:
+
+  cli_first_s        a new `ocm search --json Q` process: start to exit (its answer partial
+                     while the index is built; `cli_indexed` of `notes` says how far it got)
+  cli_first_mb       that process's peak resident memory
+  cli_whole_s        from that search's start until the index is whole: the builder it
+                     started (`ocm rebuild-index --resume`, both cores) is done, embeddings
+                     included, and no `.index/building` mark is left
+  build_peak_mb      the builder's peak resident memory (its sub-writers' summed in, sampled)
+  mcp_first_s        a real `ocm mcp` process: start, MCP initialize, first `ocm__search`
+                     (through the MCP SDK's client over stdio)
+  mcp_call_s         that first `ocm__search` call alone
+  mcp_whole_s        from the server's start until an `ocm__search` says nothing about
+                     indexing (complete answers), searched every 0.5 s
+  rebuild_s          `ocm rebuild-index` from scratch in a third clone (notes/s beside it)
+  fts5_build_s       SQLite FTS5 (bench/peer_driver.py's) building the same notes, in process
+
+Run it with `nice` on a shared machine and say the load (`uptime`) beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import perf  # noqa: E402  (the corpus and its queries)
+from peer_driver import Fts5  # noqa: E402  (the FTS5 peer, stdlib only)
+
+OCM = Path(sys.executable).parent / "ocm"
+WAIT_S = 3600.0
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def team_repo(work: Path, notes: int, seed: int) -> Path:
+    """A git repository whose commit holds `notes` notes in `.openCodeMemory/`."""
+    team = work / "team"
+    perf.generate_vault(team / ".openCodeMemory", notes, seed)
+    (team / ".gitignore").write_text(".openCodeMemory/.index/\n.openCodeMemory/.locks/\n")
+    _git(team, "init", "-q", "-b", "main")
+    _git(team, "add", "-A")
+    _git(team, "-c", "user.email=b@example.com", "-c", "user.name=bench", "commit", "-q",
+         "-m", "team vault")
+    return team
+
+
+def clone(team: Path, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(team), str(dest)], check=True)
+    return dest
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident KB of `pid` and its children (a builder and its sub-writers)."""
+    total = 0
+    pids = [pid]
+    try:
+        pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return 0
+    for one in pids:
+        try:
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def _builders(vault: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"rebuild-index" in argv and str(vault).encode() in argv:
+                found.append(int(entry.name))
+    return found
+
+
+def until_whole(vault: Path, peak: list[int]) -> None:
+    """Wait for the vault's build to be over, sampling the builder's memory into peak[0]."""
+    deadline = time.monotonic() + WAIT_S
+    while (vault / ".index" / "building").exists() or _builders(vault):
+        for pid in _builders(vault):
+            peak[0] = max(peak[0], _tree_rss_kb(pid))
+        if time.monotonic() > deadline:
+            raise RuntimeError("the build did not finish")
+        time.sleep(0.1)
+
+
+def timed_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, str]:
+    """(seconds, peak resident KB, stdout) of one process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))  # type: ignore
+    reader.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"{argv} exited {proc.returncode}")
+    return seconds, usage.ru_maxrss, out[0].decode()
+
+
+def cli_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[str, Any]:
+    repo = clone(team, work / "clone-cli")
+    t0 = time.perf_counter()
+    seconds, peak_kb, out = timed_process([str(OCM), "search", "--json", query], repo, env)
+    hits = json.loads(out)
+    indexing = hits[0].get("indexing") if hits else None
+    peak = [0]
+    until_whole(repo / ".openCodeMemory", peak)
+    return {"cli_first_s": round(seconds, 2), "cli_first_mb": round(peak_kb / 1024),
+            "cli_indexed": indexing["indexed"] if indexing else None,
+            "cli_whole_s": round(time.perf_counter() - t0, 1),
+            "build_peak_mb": round(peak[0] / 1024)}
+
+
+def mcp_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[str, Any]:
+    import anyio
+    from mcp import Client, StdioServerParameters, stdio_client
+
+    repo = clone(team, work / "clone-mcp")
+    out: dict[str, Any] = {}
+
+    async def run() -> None:
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "ocm.cli.main", "mcp"],
+                                       env={**env, "OCM_PROJECT_DIR": str(repo)}, cwd=str(repo))
+        t0 = time.perf_counter()
+        with open(os.devnull, "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                t1 = time.perf_counter()
+                first = (await client.call_tool("ocm__search", {"query": query})
+                         ).structured_content or {}
+                out["mcp_call_s"] = round(time.perf_counter() - t1, 2)
+                out["mcp_first_s"] = round(time.perf_counter() - t0, 2)
+                out["mcp_indexed"] = (first.get("indexing") or {}).get("indexed")
+                while True:
+                    later = (await client.call_tool("ocm__search", {"query": query})
+                             ).structured_content or {}
+                    if later.get("indexing") is None:
+                        break
+                    await anyio.sleep(0.5)
+                out["mcp_whole_s"] = round(time.perf_counter() - t0, 1)
+
+    anyio.run(run)
+    return out
+
+
+def rebuild(team: Path, work: Path, env: dict[str, str], notes: int) -> dict[str, Any]:
+    repo = clone(team, work / "clone-rebuild")
+    seconds, peak_kb, _ = timed_process([str(OCM), "rebuild-index", "--json"], repo, env)
+    return {"rebuild_s": round(seconds, 1), "rebuild_notes_per_s": round(notes / seconds),
+            "rebuild_peak_mb": round(peak_kb / 1024)}
+
+
+def fts5(team: Path, work: Path, notes: int) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    Fts5(team / ".openCodeMemory", work / "fts5").build()
+    seconds = time.perf_counter() - t0
+    return {"fts5_build_s": round(seconds, 1), "fts5_notes_per_s": round(notes / seconds)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--notes", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="ocm-clone-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OCM_HOME": str(work / "home")}
+    env.pop("OCM_VAULT", None)
+    query = perf.make_queries()[0]
+    try:
+        team = team_repo(work, args.notes, args.seed)
+        result: dict[str, Any] = {"notes": args.notes, "query": query}
+        result |= cli_first(team, work, env, query)
+        result |= mcp_first(team, work, env, query)
+        result |= rebuild(team, work, env, args.notes)
+        result |= fts5(team, work, args.notes)
+        result["load"] = os.getloadavg()[0]
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    r = result
+    # bench/README.md's row (commit: `git rev-parse --short HEAD`).
+    print(json.dumps(result) if args.json else (
+        f"| {r['notes']:,} | COMMIT | {r['load']:.1f} | {r['cli_first_s']} ({r['cli_indexed']})"
+        f" | {r['cli_whole_s']} | {r['build_peak_mb']} | {r['mcp_first_s']} "
+        f"({r['mcp_call_s']}) | {r['mcp_whole_s']} | {r['rebuild_s']} "
+        f"({r['rebuild_notes_per_s']}, {r['rebuild_peak_mb']}) | {r['fts5_build_s']} "
+        f"({r['fts5_notes_per_s']}) |"))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,8 @@
 For each host session the e2e harness kept (`$OCM_E2E_CACHE/last-run/<host>N/`): the model
 requests the host sent after the nudge reached the model (the nudge's whole cost in
 requests), and the characters of each nudge the hooks sent (`nudged (N chars)` in the
-vault's hook.log). Run `make e2e` first, then `python bench/nudges.py`."""
+vault's hook.log). Run `make e2e` first, then `PYTHONPATH=. .venv/bin/python bench/nudges.py`
+(the same `OCM_E2E_CACHE`)."""
 
 from __future__ import annotations
 

@@ -364,3 +364,18 @@ def test_windsurf_cascade_response_is_the_turn_s_last_message(
     block = last_session(start("claude-code", repo, env))
     assert block.startswith(" (handed over from windsurf, open,")
     assert "- left: Next: a jitter test." in block and "- done: Added the retry." in block
+
+
+def test_the_transcript_anchor_is_handed_over(repo: Path, env: dict[str, str]) -> None:
+    """A session whose transcript was folded: the brief says where to read the
+    conversation, at its last turn."""
+    transcript = (Path(__file__).parent / "fixtures" / "capture" / "transcripts" /
+                  "claude-code" / "8dd515cb-48af-4af7-ad88-d6e4db65c3fe.jsonl")
+    for path in sorted((RECORDED / "claude-code").glob("*.json")):
+        data = json.loads(path.read_text().replace("/home/dev/shop", str(repo)))
+        data["transcript_path"] = str(transcript)
+        assert h.run_hook(["claude-code", path.stem.split("-", 1)[1]],
+                          json.dumps(data).encode(), env, cwd=repo).returncode == 0
+    note = of_tool("claude-code", repo)
+    block = last_session(start("codex", repo, env))
+    assert (f"; the conversation: ocm__get_note {note.stem}_transcript (#Turn 1)") in block

@@ -924,6 +924,7 @@ class Project:
     def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",
                session_id: str | None = None, now: datetime | None = None) -> Brief:
         from ocm.indexer.recall import build_brief
+        from ocm.vault.handover import last_with_content
 
         if fmt not in ("prompt", "snippets", "json"):
             raise InvalidInput(f"unknown recall format {fmt!r}: expected prompt, snippets or json")
@@ -931,9 +932,9 @@ class Project:
             raise InvalidInput("budget must be a whole number of characters, at least 200")
         pinned = self._pinned_memories()
         relevant = self.search(SearchRequest(query=query, limit=8, now=now)) if query else []
-        sessions = [h for h in self.list_sessions(limit=3) if h.id != session_id]
-        brief = build_brief(self.vault.project, pinned, relevant, sessions[:1], budget, fmt,
-                            session_id)
+        last = last_with_content(self.vault, exclude=session_id) if self.vault.exists else None
+        brief = build_brief(self.vault.project, pinned, relevant, last, budget, fmt, session_id,
+                            now=now)
         if brief.warning:
             self.notices.append(brief.warning)
         return brief

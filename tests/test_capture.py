@@ -210,8 +210,11 @@ def test_work_done_has_a_bullet_per_turn_without_a_stop_per_turn(
     assert note.items("work done") == ["Wrote the first draft.", "Done (mock)."]
 
 
-def test_checkpoint_then_more_turns_adds_no_auto_work_done(
+def test_checkpoint_then_more_turns_keeps_adding_work_done(
         world: tuple[Path, dict[str, str], Path]) -> None:
+    """Issue #24: the turns after an agent's checkpoint are work done too (the note was
+    frozen at the checkpoint, and a failure after it lived only in the transcript); the
+    checkpoint's own content stays the agent's (no `summary: auto` mark comes back)."""
     repo, env, home = world
     events = dict(_payloads("claude-code", repo, home))
     lines = _two_turns("claude-code", repo, home)
@@ -227,7 +230,7 @@ def test_checkpoint_then_more_turns_adds_no_auto_work_done(
     target.write_text("".join(lines))  # the second turn
     run(["claude-code", "stop"], events["stop"], env)
     note = _note(h.sessions(repo)[0])
-    assert "summary" not in note.fm and note.items("work done") == []
+    assert "summary" not in note.fm and note.items("work done") == ["Done (mock)."]
     assert note.items("work completed") == ["Wrote the check"]
     assert _transcripts(repo)[0].read_text().count("\n## Turn ") == 2  # still folded
 
@@ -292,7 +295,8 @@ def test_checkpoint_replaces_auto_parts(world: tuple[Path, dict[str, str], Path]
     assert note.items("work completed") == ["Wrote the check"]
     run(["codex", "stop"], events["stop"].replace(b"Done (mock).", b"Second answer."), env)
     note = _note(h.sessions(repo)[0])
-    assert "summary" not in note.fm and note.items("work done") == []  # the agent's now
+    # The agent's now (no auto mark, its goal kept), and the turn after it is work done.
+    assert "summary" not in note.fm and note.items("work done") == ["Second answer."]
 
 
 def test_git_fallback_skips_files_dirty_before_the_session(

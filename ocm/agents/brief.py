@@ -2,8 +2,9 @@
 
 Pinned memories (identity, principles, preferences, lessons, gotchas, decisions, procedures,
 context; active only) are read from their type folders in the project and user vaults, the
-previous session from the newest session note, and `ocm.indexer.recall.build_brief` lays
-them out exactly as `ocm recall` does, within the budget.
+session to hand over is the newest with content of any tool (`ocm.vault.handover`), and
+`ocm.indexer.recall.build_brief` lays them out exactly as `ocm recall` does, within the
+budget.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from ocm.vault.errors import OcmError
 from ocm.vault.folder import read_document
 from ocm.vault.freshness import journal
 from ocm.vault.git.staleness import mark_stale
+from ocm.vault.handover import last_with_content
 from ocm.vault.memories import RECALL_ORDER, MemoryNote
-from ocm.vault.sessions import SessionNote
 from ocm.vault.store import Vault
 
 if TYPE_CHECKING:
@@ -64,25 +65,8 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> tuple[l
     return one_per_id(hits, lambda hit: ("", hit.id, hit.path)), unread
 
 
-def _last_session(vault: Vault, current_id: str) -> Hit | None:
-    for path, data in vault.session_headers():
-        if str(data.get("id") or path.stem) == current_id:
-            continue
-        try:
-            note = SessionNote(read_document(path))
-        except OcmError:
-            continue
-        title = note.goal.split("\n")[0].strip() or str(note.fm.get("slug") or note.id)
-        return Hit(id=note.id or path.stem, kind="session", type="session", title=title,
-                   status=note.status, tool=note.tool, scope="project", date=note.started_at,
-                   path=path.resolve(),
-                   meta={"pending": note.items("work to be completed")[:8],
-                         "files": list(note.files())[:20]})
-    return None
-
-
 def session_brief(project: Project, session_id: str, budget: int, cap: int,
-                  compacted: bool = False) -> str:
+                  compacted: bool = False, tool: str | None = None) -> str:
     budget = max(400, min(budget, cap))
     pinned, unread = _memory_hits(project.vault)
     mark_stale(pinned, project.vault.project_root)  # "verify: src/x.py changed since …"
@@ -90,14 +74,14 @@ def session_brief(project: Project, session_id: str, budget: int, cap: int,
         user_pinned, user_unread = _memory_hits(project.user_vault)
         pinned += user_pinned
         unread += user_unread
-    last = _last_session(project.vault, session_id)
+    last = last_with_content(project.vault, exclude=session_id)
     notice = ""
     if compacted:
         notice = ("\nThe conversation context was just compacted; this session's note records "
                   f"trigger context_limit. ocm__checkpoint with session_id {session_id} saves "
                   "the goal, completed and pending work so far.")
-    brief = build_brief(project.vault.project, pinned, [], [last] if last else [],
-                        budget - len(notice), "prompt", session_id, unread=unread)
+    brief = build_brief(project.vault.project, pinned, [], last, budget - len(notice),
+                        "prompt", session_id, unread=unread, tool=tool)
     if brief.warning:
         journal.log(project.vault.root, brief.warning)
     text = brief.text

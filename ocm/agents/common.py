@@ -298,7 +298,8 @@ _EXIT_RE = re.compile(r"exit(?:ed)?(?: with)?[ _]?(?:code|status)[:= ]+(-?\d+)",
 _FIRST_PATTERNS = (re.compile(r"^E\s{2,}\S"), re.compile(
     r"(?:^|[\s:-])(?:fatal )?error(?:\[\w+\]| [A-Z]{2,}\d+)?:", re.I))
 _LAST_PATTERNS = (re.compile(r"^[\w.]*(?:Error|Exception)\b.*:"), re.compile(r"^FAILED "))
-_SUMMARY = re.compile(r"could not compile|aborting due to|^make: \*\*\*|^npm ERR! code", re.I)
+_SUMMARY = re.compile(r"could not compile|aborting due to|^make: \*\*\*|^npm ERR! code|"
+                      r"^(?:ERROR|FAIL): \w+ \([\w.]+\)$")  # unittest's test-name header
 
 
 def error_line(text: str) -> str:

@@ -232,7 +232,6 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         note_id = _session(project, ev)
         if not note_id:
             return None
-        _snapshot(project, note_id, vault_dir)
         if no_end:
             quiet.touch(vault_dir, note_id, ev.host, ev.session_id)
             quiet.forget(vault_dir, _close_abandoned(project, ev.host, note_id))
@@ -245,7 +244,7 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
         from .brief import session_brief
 
         budget = _int_option(opts, env, "budget", "OCM_BRIEF_BUDGET", DEFAULT_BRIEF_BUDGET)
-        return session_brief(project, note_id, budget, cap, compacted=compacted)
+        return session_brief(project, note_id, budget, cap, compacted=compacted, tool=ev.host)
     if ev.kind == c.COMPACT:
         note_id = _session(project, ev)
         if note_id:
@@ -280,16 +279,6 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
 
         return nudge.at_stop(project, ev, note_id, vault_dir, env)
     return None
-
-
-def _snapshot(project: Any, note_id: str, vault_dir: str) -> None:
-    """`git status` at session start: files already dirty are not credited to it."""
-    try:
-        from ocm.vault.git import snapshot as gitsnapshot
-
-        gitsnapshot.take(project.vault.root, project.vault.project_root, note_id)
-    except Exception as exc:  # noqa: BLE001 - the session still starts
-        journal.log(vault_dir, f"git snapshot failed: {type(exc).__name__}: {exc}")
 
 
 def _capture(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,

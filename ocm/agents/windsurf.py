@@ -51,6 +51,8 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
             out["tool_name"] = "create_file"
         elif edits:
             out["tool_name"] = "edit_file"
+    elif action == "post-cascade-response":  # Cascade's reply: the turn's last message
+        out["last_assistant_message"] = info.get("response")
     elif action == "post-read-code":
         out.update(tool_name="read_file", tool_input={"file_path": info.get("file_path")})
     elif action == "post-run-command":

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ocm.vault.clock import now as clock_now
 from ocm.vault.git.staleness import verify_line
 from ocm.vault.memories import RECALL_ORDER
 
 if TYPE_CHECKING:
+    from ocm.vault.handover import Handover
+
     from .hits import Hit
 
 _HEADINGS = {
@@ -22,6 +26,9 @@ SNIPPET_CHARS = 220
 NEVER_DROPPED = frozenset({"identity"})
 BUDGET_WARNING = 0.8
 RELEVANT = "Relevant to this task"
+# The last session's block: at most this share of the budget, each line at most LINE_CHARS.
+LAST_SHARE = 0.6
+LINE_CHARS = 320
 
 
 @dataclass
@@ -79,13 +86,94 @@ def _line(item: dict[str, Any], fmt: str) -> str:
     return f"- {title}{detail}{files} (id: {item['id']})"
 
 
-def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list[Hit],
-                budget: int, fmt: str, session_id: str | None, unread: int = 0) -> Brief:
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return ""
+    minutes = max(0, int((now - when).total_seconds() // 60))
+    if minutes < 1:
+        return "just now"
+    for size, unit in ((1440, "day"), (60, "hour"), (1, "minute")):
+        if minutes >= size:
+            count = minutes // size
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return ""
+
+
+def handover_dict(last: Handover, now: datetime | None = None) -> dict[str, Any]:
+    """The handed-over session as the brief's JSON `last_session`."""
+    when = last.ended_at or last.updated or last.started_at
+    return {"id": last.id, "goal": last.goal, "tool": last.tool, "status": last.status,
+            "pending": list(last.pending),
+            "date": last.started_at.isoformat(timespec="seconds") if last.started_at else None,
+            "markdown_path": str(last.path), "ago": _ago(when, now or clock_now()),
+            "done": list(last.done), "left_off": last.left_off, "failing": list(last.failing),
+            "decisions": list(last.decisions),
+            "files": [{"path": p, "change_type": c} for p, c in last.files],
+            "transcript": last.transcript}
+
+
+def _cut_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1].rstrip() + "…"
+
+
+def _last_session_lines(last: dict[str, Any], tool: str | None, room: int) -> list[str]:
+    """The handed-over session, one line per item, in `room` characters: the head (who,
+    when, goal, where to read more) always; then the items, one of each kind in turn
+    (failures, pending, what was left, files, decisions, done) while they fit; what did
+    not fit is counted ("+3 more files")."""
+    where = last["tool"] or "unknown tool"
+    if tool and last["tool"] and last["tool"] != tool:
+        where = f"handed over from {last['tool']}"
+    when = ", ".join(x for x in (last["status"], last["ago"]) if x)
+    head = ["", f"## Last session ({where}, {when})",
+            _cut_line(f"{last['id']}: {last['goal'] or '(no goal recorded)'}")]
+    more = f"- read more: ocm__get_note {last['id']}"
+    if last["transcript"]:
+        note, _, anchor = last["transcript"].partition("#")
+        more += f"; the conversation: ocm__get_note {note}" + (f" (#{anchor})" if anchor else "")
+    kinds: list[tuple[str, str, list[str]]] = [
+        ("failing", "failing", list(last["failing"])),
+        ("pending", "pending", list(last["pending"])),
+        ("left off", "left", [last["left_off"]] if last["left_off"] else []),
+        ("files", "file", [f"{f['change_type']} `{f['path']}`" for f in last["files"]]),
+        ("decisions", "decision", list(last["decisions"])),
+        ("done", "done", list(last["done"])),
+    ]
+    used = sum(len(x) + 1 for x in head) + len(more) + 1
+    reserve = 60  # the "(+N more …)" line
+    chosen: dict[str, list[str]] = {name: [] for name, _, _ in kinds}
+    left: dict[str, int] = {name: len(items) for name, _, items in kinds}
+    for depth in range(max((len(items) for _, _, items in kinds), default=0)):
+        for name, label, items in kinds:
+            if depth >= len(items):
+                continue
+            line = _cut_line(f"- {label}: {items[depth]}")
+            if used + len(line) + 1 + reserve > room:
+                continue
+            chosen[name].append(line)
+            used += len(line) + 1
+            left[name] -= 1
+    if used > room:
+        return []
+    shown = ("done", "pending", "left off", "failing", "files", "decisions")
+    body = [line for name in shown for line in chosen[name]]
+    counted = [f"+{n} more {name}" for name, n in left.items() if n > 0]
+    if counted:
+        body.append(f"- ({', '.join(counted)} did not fit: ocm__get_note {last['id']})")
+    return head + body + [more]
+
+
+def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: Handover | None,
+                budget: int, fmt: str, session_id: str | None, unread: int = 0,
+                tool: str | None = None, now: datetime | None = None) -> Brief:
     """Identity first (never dropped, even past the budget), then what is relevant to the
     task, then the other pinned types in RECALL_ORDER, newest first. Only what is true now
     is stated: a relevant memory that was resolved, superseded or archived is left out and
     counted in `left_out`. `dropped` counts every item that did not fit, plus `unread`:
-    pinned notes the caller did not read (the hook's brief stops at a file cap)."""
+    pinned notes the caller did not read (the hook's brief stops at a file cap). `last`, the
+    session handed over, comes first, in at most LAST_SHARE of the budget; `tool` is the
+    current session's, to say when the work is handed over from another tool."""
     left_out = sum(1 for hit in relevant if not current(hit))
     ordered = _order([h for h in pinned if current(h)])
     identity = [h for h in ordered if h.type in NEVER_DROPPED]
@@ -97,13 +185,7 @@ def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list
             if hit.id not in seen:
                 seen.add(hit.id)
                 items.append(_item(hit, section or _HEADINGS.get(hit.type, hit.type)))
-    last_session = None
-    if last:
-        hit = last[0]
-        last_session = {"id": hit.id, "goal": hit.title, "tool": hit.tool,
-                        "status": hit.status, "pending": list(hit.meta.get("pending") or []),
-                        "date": hit.date.isoformat(timespec="seconds") if hit.date else None,
-                        "markdown_path": str(hit.path)}
+    last_session = handover_dict(last, now) if last else None
 
     header = [f"# Project memory (ocm): {project}"]
     if session_id:
@@ -115,12 +197,10 @@ def build_brief(project: str, pinned: list[Hit], relevant: list[Hit], last: list
     kept: list[dict[str, Any]] = []
     section = None
     if last_session:
-        block = ["", "## Last session",
-                 f"{last_session['id']} ({last_session['tool']}, {last_session['status']}): "
-                 f"{last_session['goal']}"]
-        block += [f"- pending: {p}" for p in last_session["pending"][:8]]
+        block = _last_session_lines(last_session, tool,
+                                    max(0, min(budget - used, int(budget * LAST_SHARE))))
         cost = sum(len(x) + 1 for x in block)
-        if used + cost <= budget:
+        if block and used + cost <= budget:
             lines += block
             used += cost
         else:

@@ -181,6 +181,15 @@ class LastSession(BaseModel):
     pending: list[str] = Field(default_factory=list)
     date: str | None = None
     markdown_path: str
+    ago: str = Field("", description="How long ago it last acted ('3 hours ago').")
+    done: list[str] = Field(default_factory=list)
+    left_off: str = Field("", description="What its last message said is left.")
+    failing: list[str] = Field(default_factory=list,
+                               description="Commands that failed and never passed after.")
+    decisions: list[str] = Field(default_factory=list)
+    files: list[dict[str, str]] = Field(default_factory=list,
+                                        description="{path, change_type}, most edited first.")
+    transcript: str = Field("", description="Its transcript note's id and #Turn anchor.")
 
 
 class RecallOutcome(BaseModel):

@@ -7,12 +7,15 @@ as it is folded, so turns that ended without a Stop of their own count too; at m
 MAX_WORK_DONE bullets, then one line pointing at the transcript), and mark it
 `summary: auto`. Files come
 from the hooks (and the git fallback at close). The first agent checkpoint that brings its
-own content replaces the auto parts (Goal, Work Done) and drops the mark; the note is then
-the agent's, and nothing is filled automatically again.
+own content replaces the auto parts (Goal, Work Done) and drops the mark; the Goal is then
+the agent's, while each later turn still adds its Work Done bullet (the work goes on after
+a checkpoint). Left Off keeps the sentence of the newest turn's last message that says what
+is left ("Still to do: …", `ocm.vault.handover.left_sentences`).
 """
 
 from __future__ import annotations
 
+from .handover import left_sentences
 from .secrets.redact import redact
 from .sessions import CheckpointInput, SessionNote
 
@@ -46,19 +49,21 @@ def bullet(message: str, limit: int = MAX_BULLET_CHARS) -> str:
 
 
 def fill(note: SessionNote, last_messages: list[str] | None = None) -> bool:
-    """Fill Goal and Work Done where the agent did not (`last_messages`: the last assistant
-    message of each turn that ended, in order); True if anything was added."""
-    if not is_auto(note) and _agent_wrote(note):
-        return False
+    """Fill Goal where the agent did not, add a Work Done bullet per turn (after an agent
+    checkpoint too: the turns after it are work done as well), and keep the sentence of
+    the last message that says what is left in Left Off (`last_messages`: the last
+    assistant message of each turn that ended, in order); True if anything changed."""
+    agent = not is_auto(note) and _agent_wrote(note)
     changed = False
-    if not note.goal:
+    if not agent and not note.goal:
         prompts = note.items("prompts")
         if prompts:
             goal = bullet(prompts[0], MAX_GOAL_CHARS)
             if goal:
                 note.ensure_section("goal").set_text(goal)
                 changed = True
-    items = [item for item in (bullet(m) for m in last_messages or []) if item]
+    messages = [m for m in last_messages or [] if m and m.strip()]
+    items = [item for item in (bullet(m) for m in messages) if item]
     if items:
         done = [i for i in note.items("work done") if i != MORE_IN_TRANSCRIPT]
         room = max(0, MAX_WORK_DONE - len(done))
@@ -67,9 +72,25 @@ def fill(note: SessionNote, last_messages: list[str] | None = None) -> bool:
             kept.append(MORE_IN_TRANSCRIPT)
         if note.add_items("work done", kept):
             changed = True
-    if changed and not is_auto(note):
+    if messages:
+        changed = _left_off(note, left_sentences(redact(messages[-1]))) or changed
+    if changed and not agent and not is_auto(note):
         note.set_frontmatter("summary", AUTO)
     return changed
+
+
+def _left_off(note: SessionNote, text: str) -> bool:
+    """Left Off holds what the newest turn's last message says is left, or nothing."""
+    block = note.doc.find("left off")
+    if block is not None and block.text().strip() == text:
+        return False
+    if text:
+        note.ensure_section("left off").set_text(text)
+    elif block is not None:
+        note.doc.remove(block)
+    else:
+        return False
+    return True
 
 
 def brings_content(inp: CheckpointInput) -> bool:

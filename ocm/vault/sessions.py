@@ -22,13 +22,14 @@ _TRANSITIONS = {
 CHANGE_TYPES = ("created", "modified", "deleted")
 
 SECTION_ORDER = [
-    "goal", "todos", "files touched", "git diff summary", "work done", "plan files",
+    "goal", "todos", "files touched", "git diff summary", "work done", "left off", "plan files",
     "architecture decisions", "references", "prompts", "memories", "failed commands",
 ]
 SUB_ORDER = ["work completed", "work to be completed", "created", "modified", "deleted"]
 _TITLES = {
     "goal": "Goal", "todos": "Todos", "files touched": "Files Touched",
-    "git diff summary": "Git Diff Summary", "work done": "Work Done", "plan files": "Plan Files",
+    "git diff summary": "Git Diff Summary", "work done": "Work Done", "left off": "Left Off",
+    "plan files": "Plan Files",
     "architecture decisions": "Architecture Decisions", "references": "References",
     "prompts": "Prompts", "memories": "Memories", "failed commands": "Failed Commands",
     "work completed": "✅ Work Completed",

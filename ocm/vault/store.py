@@ -21,6 +21,7 @@ from .errors import Conflict, InvalidInput, OcmError
 from .folder import NoteFolder, WriteResult, read_document
 from .git import info as gitinfo
 from .git import snapshot as gitsnapshot
+from .handover import removable
 from .ids import new_memory_id, new_session_id, random_suffix, validate_slug
 from .links import link, unlink
 from .markdown import Document
@@ -106,6 +107,9 @@ class Vault(NoteFolder):
             path = self.sessions_dir / f"{session_id}.md"
             check_inside(self.root, path)
             atomic_write_text(path, doc.render())
+        # On every path (hook, CLI, MCP): what was already dirty is never credited to it.
+        with contextlib.suppress(OSError):
+            gitsnapshot.take(self.root, self.project_root, session_id)
         return WriteResult(session_id, path, "open", "session")
 
     def checkpoint(self, session_id: str, inp: CheckpointInput) -> WriteResult:
@@ -151,28 +155,56 @@ class Vault(NoteFolder):
             raise InvalidInput(f"a session is closed or frozen, not {status!r}")
         root = self.project_root
 
-        def mutate(note: SessionNote) -> str:
+        ours = self._own_files()
+
+        def mutate(note: SessionNote) -> tuple[str, bool]:
             sha_start = note.fm.get("git_sha_start")
             sha_end = gitinfo.head_sha(root)
             if sha_end:
                 note.set_frontmatter("git_sha_end", sha_end)
             if sha_start:
-                diff = gitinfo.diff_since(root, str(sha_start))
+                # Only the session's own changes: not what was dirty at its start and is
+                # untouched since (ocm init's files among it), never the vault's notes.
+                before = gitsnapshot.unchanged(self.root, root, note.id or session_id)
+                diff = gitinfo.diff_since(root, str(sha_start),
+                                          skip=lambda rel: rel in before or ours(rel))
                 if diff is not None:
                     stat, changes = diff
                     note.set_diff_stat(stat.line())
                     if not note.files():
-                        before = gitsnapshot.unchanged(self.root, root, note.id or session_id)
                         for path, change in changes.items():
-                            if path not in before:
-                                note.record_file(path, change)
+                            note.record_file(path, change)
             note.apply(CheckpointInput(status=status, trigger=trigger))
             if not note.fm.get("ended_at"):
                 note.set_frontmatter("ended_at", now())
-            return note.status
+            return note.status, removable(note)
 
-        status_out, path = self.session_edit(session_id, mutate)
-        return WriteResult(SessionNote(read_document(path)).id, path, status_out, "session")
+        (status_out, empty), path = self.session_edit(session_id, mutate)
+        note_id = SessionNote(read_document(path)).id or path.stem
+        if empty and self._remove_empty(path):
+            return WriteResult(note_id, path, status_out, "session",
+                               notice="nothing was recorded in it: removed")
+        return WriteResult(note_id, path, status_out, "session")
+
+    def _own_files(self) -> Callable[[str], bool]:
+        """Whether a project-relative path is ocm's own: inside the vault."""
+        try:
+            rel = self.root.resolve().relative_to(self.project_root.resolve()).as_posix()
+        except ValueError:
+            return lambda path: False
+        return lambda path: path == rel or path.startswith(rel + "/")
+
+    def _remove_empty(self, path: Path) -> bool:
+        """A hook-opened session that ended with nothing recorded leaves no note behind."""
+        with locked(self.locks_dir, locks.session(path.stem)):
+            try:
+                if not removable(SessionNote(read_document(path))):
+                    return False
+                path.unlink()
+            except (OcmError, OSError):
+                return False
+        gitsnapshot.drop(self.root, path.stem)
+        return True
 
     def session_origin(self, session_id: str | None) -> str | None:
         if not session_id:

@@ -345,6 +345,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
     pending_fail: dict[str, Any] = state["pending"]
     prompts: list[str] = []
     failed_items: list[str] = []
+    passed_items: list[str] = []
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
     seen: set[str] = set()
@@ -387,6 +388,8 @@ def _apply_session(vault: Vault, host: str, sid: str,
                 entry = pending_fail.pop(command)
                 if entry["files"]:
                     fixes.append(entry)
+                else:  # passed again without an edit: the failure no longer stands
+                    passed_items.append(f"{_code(command)} passed")
 
     # Pass 2: low-importance bug_fix memories for "failed, edited, passed" (no LLM).
     made: list[str] = []
@@ -414,10 +417,11 @@ def _apply_session(vault: Vault, host: str, sid: str,
         for rel, change in files:
             note.record_file(rel, change)
         note.add_items("prompts", list(dict.fromkeys(prompts)))
-        note.add_items("failed commands", list(dict.fromkeys(failed_items + fixed_items)))
+        note.add_items("failed commands",
+                       list(dict.fromkeys(failed_items + passed_items + fixed_items)))
         note.count_activity(reads, edits)
 
-    if files or prompts or failed_items or fixed_items or reads or edits:
+    if files or prompts or failed_items or passed_items or fixed_items or reads or edits:
         vault.session_edit(note_id, mutate)
     if pending_fail:
         atomic_write_text(state_file, json.dumps(state, ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,11 @@ def head_sha(root: Path) -> str | None:
         return None
 
 
-def diff_since(root: Path, sha: str) -> tuple[DiffStat, dict[str, str]] | None:
-    """Stat and net file changes from `sha` to the work tree (committed or not)."""
+def diff_since(root: Path, sha: str, skip: Callable[[str], bool] | None = None,
+               ) -> tuple[DiffStat, dict[str, str]] | None:
+    """Stat and net file changes from `sha` to the work tree (committed or not), leaving
+    out the paths `skip` names (not the session's, or ocm's own)."""
+    skip = skip or (lambda path: False)
     repo = _repo(root)
     if repo is None:
         return None
@@ -104,15 +108,19 @@ def diff_since(root: Path, sha: str) -> tuple[DiffStat, dict[str, str]] | None:
     paths: set[str] = set()
     for row in numstat.splitlines():
         added, removed, path = (row.split("\t", 2) + ["", "", ""])[:3]
+        if skip(path):
+            continue
         insertions += int(added) if added.isdigit() else 0
         deletions += int(removed) if removed.isdigit() else 0
         paths.add(path)
     changes: dict[str, str] = {}
     for row in name_status.splitlines():
         status, _, path = row.partition("\t")
+        if skip(path):
+            continue
         changes[path] = {"A": "created", "D": "deleted"}.get(status[:1], "modified")
     # Untracked files count as created, but not in the stat: git's own stat leaves them out.
-    fresh = [p for p in untracked if not p.startswith(".openCodeMemory/")]
+    fresh = [p for p in untracked if not p.startswith(".openCodeMemory/") and not skip(p)]
     for path in fresh:
         changes.setdefault(path, "created")
     return DiffStat(len(paths), insertions, deletions, len(fresh)), changes

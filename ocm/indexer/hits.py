@@ -119,3 +119,9 @@ class Hit:
         if self.explain is not None:
             out["explain"] = self.explain
         return out
+
+
+def holds_file(hit: Hit, fragment: str) -> bool:
+    """Whether one of the note's `files` contains `fragment` (case-insensitive)."""
+    needle = fragment.lower().strip("/")
+    return any(needle in str(f).lower() for f in hit.meta.get("files") or [])

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import relevance
 from .analysis import STOP_WORDS, word_terms
+from .hits import holds_file
 from .relevance import _idf, coverage, is_phrase
 
 # Parts of an identifier that say nothing of it: `not` of `ModuleNotFoundError`, `no` of
@@ -99,15 +100,13 @@ def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
             paths: Sequence[str], fields: tuple[str, ...]) -> None:
     """Set what each candidate holds of the query: `coverage` (a search phrase), `mass`
     (a pasted paragraph), `whole` (a query that is one identifier)."""
-    from .search import _matches_file
-
     words = query_words(text)
     if not words:
         return
     if is_phrase(text):
         shares = coverage(scorer, words, fields, numbers)
         for hit, number in zip(hits, numbers, strict=True):
-            if any(_matches_file(hit, fragment) for fragment in paths):
+            if any(holds_file(hit, fragment) for fragment in paths):
                 continue  # it touched the file the query names: relevant as it is
             hit.coverage = shares[number]
             if hit.explain is not None:
@@ -125,7 +124,7 @@ def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
         holding = scorer.holders(whole, (*fields, "files"))
         for hit, number in zip(hits, numbers, strict=True):
             hit.whole = bool(holding[number]) or any(
-                _matches_file(hit, fragment) for fragment in paths)
+                holds_file(hit, fragment) for fragment in paths)
 
 
 def close(text: str, cosine: float, similarity: float) -> bool:

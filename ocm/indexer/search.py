@@ -19,7 +19,7 @@ from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATU
 from . import confidence
 from . import ontopic as on_topic
 from .chunks import chunk_of, scored_chunks
-from .hits import Filters, Hit
+from .hits import Filters, Hit, holds_file
 from .index import NoteIndex
 from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
@@ -196,11 +196,6 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float) -> Hit:
     )
 
 
-def _matches_file(hit: Hit, fragment: str) -> bool:
-    needle = fragment.lower().strip("/")
-    return any(needle in str(f).lower() for f in hit.meta.get("files") or [])
-
-
 def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Filters,
                limit: int = CANDIDATES, explain: bool = False,
                meaning: bool = True) -> list[Hit]:
@@ -257,7 +252,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     if terms:
         on_topic.measure(scorer, text, hits, numbers, paths, (*SEARCH_FIELDS, "tags"))
     if filters.file:
-        hits = [h for h in hits if _matches_file(h, filters.file)]
+        hits = [h for h in hits if holds_file(h, filters.file)]
     if filters.author:
         needle = filters.author.lower()
         hits = [h for h in hits if needle in str(h.meta.get("author") or "").lower()]

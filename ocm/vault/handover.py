@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import OcmError
+from .folder import read_document
 from .sessions import SessionNote
 
 if TYPE_CHECKING:
-    from .store import Vault
+    from .folder import NoteFolder
 
 # Sections whose items are the session's own content (Git Diff Summary alone is not: close
 # writes one even for a session that did nothing).
@@ -183,12 +184,11 @@ def session_facts(note: SessionNote, path: Path, vault_root: Path | None = None)
     return facts
 
 
-def last_with_content(vault: Vault, exclude: str | None = None) -> Handover | None:
+def last_with_content(vault: NoteFolder, exclude: str | None = None) -> Handover | None:
     """The newest session (any tool) with content, other than `exclude`. Newest by last
     activity (the note's last write), so a long session that just ended beats one that
     began after it and has done nothing yet; notes are read newest first until one has
     content, so a vault of many sessions costs a few reads."""
-    from .store import read_document
 
     candidates = []
     for path, data in vault.session_headers():

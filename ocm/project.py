@@ -26,6 +26,7 @@ from ocm.vault.atomic import sweep_temp_files
 from ocm.vault.clock import now as clock_now
 from ocm.vault.errors import InvalidInput, NotFound, OcmError
 from ocm.vault.ids import validate_id
+from ocm.vault.limits import check_query
 from ocm.vault.memories import (
     MEMORY_STATUSES,
     RECALL_ORDER,
@@ -67,6 +68,9 @@ class SearchRequest(Filters):
     now: datetime | None = None
     # One result per note (with its best chunk), or False: the chunks themselves.
     group: bool = True
+
+    def __post_init__(self) -> None:
+        check_query(self.query)  # before any work: a long query costs time in its length
 
 
 def _project_name(root: Path) -> str:

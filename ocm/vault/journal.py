@@ -40,6 +40,7 @@ LOG = "hook.log"
 STATE_DIR = "state"
 MAX_LINE_BYTES = 32_000
 MAX_LOG_BYTES = 1_000_000
+DUPLICATE_WINDOW_S = 5.0  # a payload repeated within this is one event delivered twice
 BUG_FIX_IMPORTANCE = 3
 # Commands whose failure says nothing about a bug (a grep that found nothing, a probe).
 _TRIVIAL_COMMANDS = {
@@ -346,11 +347,22 @@ def _apply_session(vault: Vault, host: str, sid: str,
     failed_items: list[str] = []
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
+    # The same payload delivered twice (two hook configurations for one tool call) arrives
+    # back to back: only a repeat of the payload just before, within DUPLICATE_WINDOW_S, is
+    # dropped. An identical payload after another one is a new event (the same fixing edit
+    # made again between a failed and a passing command).
     seen: set[str] = set()
+    last_payload = ""
+    last_time = 0.0
     for rec in recs:
         kind = rec.get("k")
         once = rec.get("u")
         if isinstance(once, str):
+            payload = once.partition(":")[0]
+            at = rec.get("t") if isinstance(rec.get("t"), int | float) else 0.0
+            if payload != last_payload or abs(at - last_time) > DUPLICATE_WINDOW_S:
+                seen.clear()
+            last_payload, last_time = payload, at
             if once in seen:
                 continue  # the same hook payload delivered twice
             seen.add(once)

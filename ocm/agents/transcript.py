@@ -96,6 +96,9 @@ def describe_tool(name: str, tool_input: Any, cwd: str) -> ToolCall:
 def outcome(text: str, failed: bool | None = None) -> tuple[int | None, str]:
     """(exit code, first error line) from a tool's reply text; the code None when unknown."""
     if len(text or "") > 3000:  # the exit line and the errors are at either end
+        from ocm.vault.redact import redact
+
+        text = redact(text)  # before the cut: a secret straddling it leaves nothing
         text = text[:1500] + "\n" + text[-1500:]
     m = c._EXIT_RE.search(text or "")  # noqa: SLF001 - one pattern for hooks and transcripts
     code = int(m.group(1)) if m else None

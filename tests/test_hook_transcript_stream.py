@@ -136,3 +136,22 @@ def test_the_same_fixing_edit_payload_again_still_makes_a_bug_fix(tmp_path: Path
     folder = repo / ".openCodeMemory" / "memories" / "bug_fix"
     [memo] = sorted(folder.glob("*.md"))
     assert "src/backoff.py" in memo.read_text()
+
+
+def test_vscode_running_claude_settings_counts_one_edit_once(tmp_path: Path) -> None:
+    """VS Code runs its own hooks and `.claude/settings.json` for one tool call: the same
+    Claude-shaped payload reaches `ocm-hook vscode` and `ocm-hook claude-code`."""
+    env = h.clean_env(tmp_path / "ocm-home")
+    repo = h.make_repo(tmp_path / "proj")
+    h.init_vault(repo, env)
+    sid = "vscode-claude-shape"
+    start = h.payload("claude-code", "session-start", repo, sid)
+    edit = h.payload("claude-code", "post-tool-use-edit", repo, sid)
+    for host in ("vscode", "claude-code"):
+        assert h.run_hook([host, "session-start"], start, env, cwd=repo).returncode == 0
+    for host in ("vscode", "claude-code"):
+        assert h.run_hook([host, "post-tool-use"], edit, env, cwd=repo).returncode == 0
+    h.fold(repo)
+    [note] = h.sessions(repo)
+    text = note.read_text()
+    assert "\nedits: 1\n" in text, text[:600]

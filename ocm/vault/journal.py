@@ -192,6 +192,7 @@ def fold(vault: Vault) -> FoldReport:
         paths = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".fold"))
         records, report.skipped = _read_records(paths)
         report.records = len(records)
+        records = _drop_redelivered(records)
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for rec in records:
             groups.setdefault((str(rec.get("h") or "unknown"), str(rec.get("s") or "")),
@@ -211,6 +212,34 @@ def fold(vault: Vault) -> FoldReport:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
     return report
+
+
+def _drop_redelivered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records without the second delivery of one hook payload. VS Code runs both its own
+    hooks and `.claude/settings.json` for one tool call, under two host names: the copies
+    arrive back to back (or interleaved), with the same session and payload digest (`u`).
+    Only a repeat of the payload just before in that session, within DUPLICATE_WINDOW_S, is
+    dropped: an identical payload after another one is a new event (the same fixing edit
+    made again between a failed and a passing command)."""
+    kept: list[dict[str, Any]] = []
+    state: dict[str, tuple[str, float, set[str]]] = {}  # session -> (payload, time, seen)
+    for rec in records:
+        once = rec.get("u")
+        if not isinstance(once, str):
+            kept.append(rec)
+            continue
+        sid = str(rec.get("s") or "")
+        payload = once.partition(":")[0]
+        at = rec.get("t") if isinstance(rec.get("t"), int | float) else 0.0
+        last, last_time, seen = state.get(sid, ("", 0.0, set()))
+        if payload != last or abs(at - last_time) > DUPLICATE_WINDOW_S:
+            seen = set()
+        state[sid] = (payload, at, seen)
+        if once in seen:
+            continue  # the same hook payload delivered twice
+        seen.add(once)
+        kept.append(rec)
+    return kept
 
 
 def _keep_failed(folder: str, recs: list[dict[str, Any]]) -> None:
@@ -347,25 +376,8 @@ def _apply_session(vault: Vault, host: str, sid: str,
     failed_items: list[str] = []
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
-    # The same payload delivered twice (two hook configurations for one tool call) arrives
-    # back to back: only a repeat of the payload just before, within DUPLICATE_WINDOW_S, is
-    # dropped. An identical payload after another one is a new event (the same fixing edit
-    # made again between a failed and a passing command).
-    seen: set[str] = set()
-    last_payload = ""
-    last_time = 0.0
     for rec in recs:
         kind = rec.get("k")
-        once = rec.get("u")
-        if isinstance(once, str):
-            payload = once.partition(":")[0]
-            at = rec.get("t") if isinstance(rec.get("t"), int | float) else 0.0
-            if payload != last_payload or abs(at - last_time) > DUPLICATE_WINDOW_S:
-                seen.clear()
-            last_payload, last_time = payload, at
-            if once in seen:
-                continue  # the same hook payload delivered twice
-            seen.add(once)
         if kind == "file" and rec.get("_rel"):
             rel = rec["_rel"]
             change = str(rec.get("c") or "modified")

@@ -229,7 +229,7 @@ _NUMBER_RE = re.compile(r"[0-9][0-9_.,]*+")
 _CODE_IDENTIFIER_RE = re.compile(r"[A-Za-z_]++|[a-z_][a-z0-9]*+(?:_[a-z0-9]++)++")
 # After `key: value` (YAML, headers, object literals) the value must end the line or field;
 # otherwise prose such as `Token: refreshed every hour` would be redacted.
-_COLON_VALUE_END_RE = re.compile(r"[ \t]*+(?:[,;]?[ \t]*+(?:\r?\n|\Z|#|//)|[}\]\"'])")
+_COLON_VALUE_END_RE = re.compile(r"[ \t]*+(?:[,;]?[ \t]*+(?:\r?\n|\Z|#|//)|[}\]])")
 
 
 def _key_is_secret_name(text: str, m: re.Match[str]) -> bool:
@@ -295,7 +295,10 @@ class _BareAssignmentRule(_Rule):
             if sep == ":":
                 if field_ends is None:
                     field_ends = _COLON_VALUE_END_RE.match(text, run_end) is not None
-                if not field_ends:
+                # `--cred 'PASSWORD: X'`: a spaced `key: value` ending a quoted string also
+                # ends its field (an ARN's `secret:Name"` has no space and stays).
+                if not field_ends and not (start > m.end("sep")
+                                           and text[run_end:run_end + 1] in ("'", '"')):
                     continue
             if self._value_is_literal(text, m, sep, start, run_end) and not (
                 # A keyword argument passed on: `password=password,`, `token=tok)`.

@@ -1498,8 +1498,79 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
          + f(67, urlsafe, "tf2"), " ok"),
         ("airtable_personal_access_token", "airtable ", "pat" + f(14, alnum, "at1") + "."
          + f(64, hexd, "at2"), " ok"),
-    ]
+    ] + issue31_secret_shapes()
     return shapes
+
+
+def issue31_secret_shapes() -> list[tuple[str, str, str, str]]:
+    """The kinds issue #31 found never recognised and the two leaks, in the shapes the
+    vendors publish (synthetic values): (kind, text before, secret, text after)."""
+    alnum = string.ascii_letters + string.digits
+    hexd = "0123456789abcdef"
+    b64 = alnum + "+/"
+    b32 = "abcdefghijklmnopqrstuvwxyz234567"
+
+    def f(n: int, alphabet: str = alnum, seed: str = "") -> str:
+        return _fake(n, alphabet, seed or f"i31{n}{alphabet[:3]}")
+
+    pem_b64 = "LS0tLS1CRUdJTi" + "BSU0EgUFJJVkFURSBLRVkt" + f(80, b64, "pemb")
+    return [
+        ("rails_secret_key_base", "SECRET_KEY_BASE=", f(128, hexd, "rails"), "\nRAILS_ENV=x"),
+        ("laravel_app_key", "APP_KEY=", "base" + "64:" + f(43, b64, "lara") + "=", "\nAPP_X=1"),
+        ("datadog_key", "export DD_APP_KEY=", f(40, hexd, "ddapp"), "\n"),
+        ("datadog_key", "DD-APPLICATION-KEY: ", f(40, hexd, "ddhdr"), "\n"),
+        ("algolia_key", "ALGOLIA_ADMIN_KEY=", f(32, hexd, "algo"), "\n"),
+        ("azure_devops_pat", "pat ", f(52, alnum, "ado1") + "JQQJ" + "99" + f(18, alnum, "ado2")
+         + "AZ" + "DO" + f(4, alnum, "ado3"), " ok"),
+        ("azure_devops_pat", "AZURE_DEVOPS_EXT_PAT=", f(52, b32, "ado4"), "\n"),
+        ("authorization_token", 'curl -H "Authorization: token ', f(40, hexd, "ghtok"),
+         '" https://api.github.com'),
+        ("okta_api_token", "okta key SS" + "WS ", "00" + f(40, alnum + "_-", "okta"), " ok"),
+        ("api_key_header", 'curl -H "api-key: ', f(32, hexd, "aoai"), '" https://x.azure.com'),
+        ("cookie", "Cookie: ", "sessionid=" + f(32, alnum, "ck1") + "; csrftoken="
+         + f(32, alnum, "ck2"), "\n"),
+        ("cli_password", "redis-cli -h cache -a ", f(20, alnum, "redis"), " ping"),
+        ("pgpass_password", "db.internal:5432:app:alice:", f(16, alnum, "pgp"), "\nnext"),
+        ("cli_password", "openssl pkcs12 -export -passout pass:", f(14, alnum, "ossl"),
+         " -out a.p12"),
+        ("cli_password", "az login -u me@corp.example -p ", f(16, alnum, "azl"), " --x"),
+        ("cli_password", "sqlplus scott/", f(12, alnum, "sqlp"), "@//db:1521/ORCL"),
+        ("npm_auth", "_auth=", f(40, b64, "npmrc"), "\nemail=a@b.c"),
+        ("docker_auth", '{"auths":{"ghcr.io":{"auth":"', f(40, b64, "dock"), '"}}}'),
+        ("docker_auth", ".dockerconfigjson: ", "eyJhdXRocyI6" + f(60, b64, "dcj"), "\ntype: x"),
+        ("kubernetes_secret", "kind: Secret\ndata:\n  password: ", f(24, b64, "k8s"),
+         "\nmetadata:"),
+        ("private_key", "    client-key-data: ", pem_b64, "\n"),
+        ("slack_token", "refresh ", "xo" + "xe-1-" + f(60, alnum, "xoxe"), " ok"),
+        ("bitbucket_app_password", "app password ", "AT" + "BB" + f(32, alnum, "atbb"), " ok"),
+        ("bitbucket_access_token", "repo token ", "ATCTT3" + "xFfGN0" + f(180, alnum, "atct"),
+         " ok"),
+        ("discord_webhook", "https://discord.com/api/webhooks/",
+         f(18, "0123456789", "dsc1") + "/" + f(68, alnum + "_-", "dsc2"), " ok"),
+        ("teams_webhook", "https://corp.webhook.office.com/webhookb2/",
+         f(36, hexd, "tm1") + "@" + f(36, hexd, "tm2") + "/IncomingWebhook/" + f(32, hexd, "tm3"),
+         " ok"),
+        ("aws_presigned_signature", "https://b.s3.amazonaws.com/k?X-Amz-Signature=",
+         f(64, hexd, "awsps"), "&x=1"),
+        ("azure_function_key", "https://app.azurewebsites.net/api/fn?code=",
+         f(54, alnum, "azfn") + "==", " ok"),
+        ("firebase_fcm_key", "key=", "AA" + "AA" + f(7, alnum, "fcm1") + ":APA" + "91b"
+         + f(134, alnum + "_-", "fcm2"), " ok"),
+        ("wandb_api_key", "wandb login ", f(40, hexd, "wandb"), " ok"),
+        ("kaggle_key", '{"username":"alice","key":"', f(32, hexd, "kaggle"), '"}'),
+        ("render_api_key", "render ", "rn" + "d_" + f(32, alnum, "rnd"), " ok"),
+        ("linear_oauth_token", "linear ", "lin_" + "oauth_" + f(64, hexd, "lino"), " ok"),
+        ("mailchimp_api_key", "mailchimp ", f(32, hexd, "mc") + "-us21", " ok"),
+        ("braintree_access_token", "braintree ", "access_token$" + "production$"
+         + f(16, "abcdefghijklmnopqrstuvwxyz0123456789", "bt1") + "$" + f(32, hexd, "bt2"),
+         " ok"),
+        # The audit's two leaks and the value after a slash.
+        ("cli_password", "deploy --cred '", "database: PASSWORD: " + f(14, alnum, "cred1"),
+         "' failed"),
+        ("cli_password", "deploy --cred '", "CLIENT_SECRET: " + f(20, alnum, "cred2"),
+         "' failed"),
+        ("password", "DB_PASSWORD=", "/" + f(14, alnum, "dbslash"), "\nDB_USER=app"),
+    ]
 
 
 # Secrets recognised only by what surrounds them (`PASSWORD=`, `Bearer `, `user:...@`): a file
@@ -1512,6 +1583,11 @@ CONTEXT_KINDS = {
     "putty_private_key", "azure_ad_client_secret", "azure_sas_token", "azure_storage_key",
     "basic_auth", "cli_password", "curl_auth_user", "netrc_password", "prose_secret",
     "new_relic_user_api_key", "typeform_api_token", "yandex_api_key",
+    # issue #31: known by the name or header before them
+    "rails_secret_key_base", "laravel_app_key", "datadog_key", "algolia_key", "azure_devops_pat",
+    "authorization_token", "okta_api_token", "api_key_header", "cookie", "pgpass_password",
+    "npm_auth", "docker_auth", "kubernetes_secret", "discord_webhook", "teams_webhook",
+    "aws_presigned_signature", "azure_function_key", "wandb_api_key", "kaggle_key",
 }  # fmt: skip
 
 

@@ -30,6 +30,7 @@ from ocm.vault.folder import WriteResult, read_document, read_note_text
 from ocm.vault.freshness.scan import MEMORIES_DIR
 from ocm.vault.freshness.settle import settled_document
 from ocm.vault.ids import validate_id
+from ocm.vault.limits import check_query
 from ocm.vault.memories import (
     MEMORY_STATUSES,
     RECALL_ORDER,
@@ -74,6 +75,9 @@ class SearchRequest(Filters):
     now: datetime | None = None
     # One result per note (with its best chunk), or False: the chunks themselves.
     group: bool = True
+
+    def __post_init__(self) -> None:
+        check_query(self.query)  # before any work: a long query costs time in its length
 
 
 def _project_name(root: Path) -> str:

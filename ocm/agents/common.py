@@ -95,19 +95,26 @@ def redacted_cut(text: str, limit: int) -> str:
 
 
 def text_of(value: Any, limit: int = 200_000) -> str:
-    """A string from whatever a host sent: str, list of str, dict of output fields."""
+    """A string from whatever a host sent: str, list of str, dict of output fields. Longer
+    than `limit`, it is redacted whole before it is cut (`redacted_cut`), so a secret
+    straddling the cut leaves nothing (the payload itself is capped: MAX_PAYLOAD_BYTES)."""
+    text = _joined(value)
+    return text if len(text) <= limit else redacted_cut(text, limit)
+
+
+def _joined(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value[:limit]
+        return value
     if isinstance(value, list | tuple):
-        return " ".join(text_of(v, limit) for v in value)[:limit]
+        return " ".join(_joined(v) for v in value)
     if isinstance(value, dict):
-        parts = [text_of(value.get(k), limit) for k in (
+        parts = [_joined(value.get(k)) for k in (
             "stderr", "error", "stdout", "output", "llmContent", "llm_content", "content",
             "result", "message", "text", "returnDisplay") if value.get(k)]
-        return "\n".join(p for p in parts if p)[:limit]
-    return str(value)[:limit]
+        return "\n".join(p for p in parts if p)
+    return str(value)
 
 
 class FileChange:

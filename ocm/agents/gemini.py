@@ -64,7 +64,7 @@ def _last_prompt_tokens(transcript: str) -> int | None:
             continue
         try:
             tokens = json.loads(line).get("tokens")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             continue
         if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
             return tokens["input"]

@@ -240,6 +240,7 @@ def _slim_part(part: dict[str, Any]) -> dict[str, Any] | None:
         tool_input = {k: v for k, v in tool_input.items() if k not in _DROP_INPUT}
     output = str(state.get("output") or state.get("error") or "")
     if len(output) > 2 * _OUTPUT_END:
+        output = _redacted(output)  # before the cut: a straddling secret leaves nothing
         output = output[:_OUTPUT_END] + "\n" + output[-_OUTPUT_END:]
     meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
     return {"type": "tool", "tool": part.get("tool") or "?", "callID": part.get("callID") or "",

@@ -39,14 +39,26 @@ def enabled(vault_dir: str, env: dict[str, str]) -> bool:
     return not (isinstance(config, dict) and config.get("transcripts") is False)
 
 
+# Lines of the current fold skipped for nesting deeper than Python parses (fold_session
+# logs them): such a line is passed over, never retried, and never stops the lines after it.
+_too_deep: list[int] = []
+# Transcripts a fold did not finish (MAX_FOLD_BYTES): their marker is not written, so the next
+# turn's end folds on even when the file has not grown.
+_unfinished: set[str] = set()
+
+
 def records(lines: list[bytes]) -> Iterator[dict[str, Any]]:
-    """Each line that is a JSON object (a half-written or foreign line is skipped)."""
-    for line in lines:
+    """Each line that is a JSON object (a half-written, foreign or too deeply nested line is
+    skipped)."""
+    for number, line in enumerate(lines):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except ValueError:
+            continue
+        except RecursionError:
+            _too_deep.append(number)
             continue
         if isinstance(value, dict):
             yield value
@@ -84,6 +96,9 @@ def describe_tool(name: str, tool_input: Any, cwd: str) -> ToolCall:
 def outcome(text: str, failed: bool | None = None) -> tuple[int | None, str]:
     """(exit code, first error line) from a tool's reply text; the code None when unknown."""
     if len(text or "") > 3000:  # the exit line and the errors are at either end
+        from ocm.vault.secrets.redact import redact
+
+        text = redact(text)  # before the cut: a secret straddling it leaves nothing
         text = text[:1500] + "\n" + text[-1500:]
     m = c._EXIT_RE.search(text or "")  # noqa: SLF001 - one pattern for hooks and transcripts
     code = int(m.group(1)) if m else None
@@ -151,11 +166,17 @@ def fold_session(project: Any, ev: c.HookEvent, note_id: str, vault_dir: str,
         def log(message: str) -> None:
             journal.log(vault_dir, f"{ev.host} {ev.event}: {message}")
 
+        _too_deep.clear()
         result = transcripts.fold(project.vault.root, note_id, session_path.stem, ev.host,
                                   ev.session_id, ev.transcript_path,
                                   lambda lines: parse(lines, cwd), log)
+        if _too_deep:
+            log(f"transcript {ev.transcript_path}: {len(_too_deep)} line(s) nested too deeply "
+                "skipped")
         if result is None:
             return []
+        if result.more:
+            _unfinished.add(_marker_name(ev))
         stem = result.path.stem
 
         def mutate(note: Any) -> None:
@@ -205,6 +226,10 @@ def mark_folded(ev: c.HookEvent, vault_dir: str) -> None:
     if not ev.transcript_path:
         return
     try:
+        if _marker_name(ev) in _unfinished:  # more to fold: the next turn's end goes on
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(vault_dir, ".hooks", "transcripts", _marker_name(ev)))
+            return
         size = os.path.getsize(ev.transcript_path)
         folder = os.path.join(vault_dir, ".hooks", "transcripts")
         os.makedirs(folder, exist_ok=True)

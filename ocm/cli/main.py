@@ -86,6 +86,8 @@ def _read_json_input(source: str) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as exc:
         raise OcmError(f"--input is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise OcmError("--input is JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise OcmError("--input must be a JSON object with checkpoint fields")
     return data

@@ -43,11 +43,17 @@ def _sketch(*texts: str) -> list[str]:
     return list(seen)
 
 
+# A title or goal a person pasted megabytes into (a hand-edited note) is indexed and shown
+# only this far: every search loads the stored fields of its hits.
+MAX_TITLE_CHARS = 2_000
+SHOWN_TITLE_CHARS = 200
+
+
 def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     note = SessionNote(doc)
     fm = note.fm
     files = note.files()
-    goal = note.goal
+    goal = note.goal[:MAX_TITLE_CHARS]
     todos = "\n".join(note.items("work completed") + note.items("work to be completed"))
     decisions = doc.section_text("architecture decisions")
     summary = doc.section_text("work done")
@@ -58,7 +64,7 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     started = note.started_at
     title = goal.split("\n")[0].strip() or str(fm.get("slug") or fm.get("id") or fallback_id)
     meta = {
-        "title": title[:200], "files": [f"{p}" for p in files][:20],
+        "title": title[:SHOWN_TITLE_CHARS], "files": [f"{p}" for p in files][:20],
         "changes": {c: sum(1 for v in files.values() if v == c) for c in CHANGE_TYPES},
         "pending": note.items("work to be completed")[:20],
         "ended_at": fm.get("ended_at") and str(parse_timestamp(fm.get("ended_at")) or ""),
@@ -84,15 +90,16 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
     files = note.str_list("files")
     content = note.content
     created = note.created
+    title = note.title[:MAX_TITLE_CHARS]
     meta = {
-        "title": note.title or content.split("\n")[0][:120], "files": files[:20],
+        "title": title[:SHOWN_TITLE_CHARS] or content.split("\n")[0][:120], "files": files[:20],
         "importance": note.importance, "key": note.key,
         "session": unlink(fm.get("session")),
         "supersedes": unlink(fm.get("supersedes")),
         "superseded_by": unlink(fm.get("superseded_by")),
         "resolution": str(fm.get("resolution") or ""),
         "updated": str(note.updated or ""), "git_sha": str(fm.get("git_sha") or ""),
-        "tags": note.str_list("tags"), "sketch": _sketch(note.title, content),
+        "tags": note.str_list("tags"), "sketch": _sketch(title, content),
         "origin_type": str(fm.get("origin_type") or ""),
         "author": str(fm.get("author") or ""),
         "snippet": " ".join(content.split())[:SNIPPET_CHARS],
@@ -100,7 +107,7 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
     return {
         "id": note.id or fallback_id, "kind": "memory", "type": note.type,
         "status": note.status, "tool": "", "scope": str(fm.get("scope") or scope),
-        "date": _epoch(created), "meta": meta, "goal": note.title, "decisions": "",
+        "date": _epoch(created), "meta": meta, "goal": title, "decisions": "",
         "todos": "", "files": " ".join(files), "work_summary": "", "content": content,
         "body": "",
         "tags": ",".join(note.str_list("tags")),

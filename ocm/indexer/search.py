@@ -93,7 +93,10 @@ _ACTIVITY = re.compile(r"\b(did|done|doing|worked|working|changed|fixed|tried|wr
 # Without such words a question asks what is true, which memories state and session logs
 # only narrate: sessions then count for a little less.
 SESSION_NARRATIVE = 0.75
-_IDENTIFIER = re.compile(r"\S*\w[/\\._]\w\S*")
+# A whitespace-delimited run holding `x/y`, `x.y`, `x_y`. The lookbehind starts a match only
+# at a run's start and `\S*+` never backtracks: linear, where `\S*\w[/\\._]\w\S*` retried
+# every offset of a long token (a 100,000-character token took a minute).
+_IDENTIFIER = re.compile(r"(?<!\S)(?=\S*?\w[/\\._]\w)\S++")
 # Wording read as intent only in search phrases, not in pasted paragraphs.
 MAX_INTENT_WORDS = MAX_FILTER_QUERY_WORDS
 

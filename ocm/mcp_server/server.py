@@ -40,11 +40,12 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 import ocm
 from ocm.vault.errors import OcmError
 
+from .limits import check_arguments
 from .models import (
     CheckpointOutcome,
     Indexing,
@@ -65,6 +66,7 @@ from .models import (
     SessionSearchOutcome,
     WriteOutcome,
 )
+from .wire import serve
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -682,7 +684,9 @@ def _strict_arguments(server: MCPServer) -> None:
         tool.fn_metadata.arg_model = type(base.__name__, (base,), {
             "__module__": base.__module__,
             "model_config": ConfigDict(extra="forbid", strict=True,
-                                       arbitrary_types_allowed=True)})
+                                       arbitrary_types_allowed=True),
+            # Sizes first (limits.py): a huge argument is refused before any other work.
+            "_sizes": model_validator(mode="before")(check_arguments)})
         tool.parameters["additionalProperties"] = False
 
 
@@ -696,7 +700,7 @@ def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=_log_level(), format="ocm-mcp: %(message)s")
     server = build_server()
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        serve(server)
 
 
 if __name__ == "__main__":

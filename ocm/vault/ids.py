@@ -28,10 +28,17 @@ def validate_id(value: object, what: str = "id") -> str:
     return text
 
 
+# A word no one types: 32 or more hex digits, or 20 or more characters mixing letters and
+# digits (a key, a hash). A slug names a file and an id, which redaction never touches.
+_MACHINE_WORD_RE = re.compile(r"[0-9a-f]{32,}|(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{20,}")
+
+
 def slugify(text: str, max_words: int = MAX_SLUG_WORDS) -> str:
-    """Lowercase ASCII words joined by '-', at most `max_words` of them ('' if none)."""
+    """Lowercase ASCII words joined by '-', at most `max_words` of them ('' if none); words
+    that look machine-made (a key, a hash) are left out."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    words = _SLUG_WORD_RE.findall(ascii_text.lower())
+    words = [w for w in _SLUG_WORD_RE.findall(ascii_text.lower())
+             if not _MACHINE_WORD_RE.fullmatch(w)]
     return "-".join(words[:max_words])
 
 
@@ -41,7 +48,8 @@ def validate_slug(value: str) -> str:
         raise InvalidInput(f"invalid slug {value!r}: no path separators or '..'")
     slug = slugify(value)
     if not slug:
-        raise InvalidInput(f"invalid slug {value!r}: needs at least one letter or digit")
+        raise InvalidInput("invalid slug: needs a word of letters or digits (words that look "
+                           "like a key or a hash are left out)")
     return slug
 
 

@@ -15,6 +15,7 @@ what a cap cut is said in the note.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ MAX_TEXT_CHARS = 4000         # the assistant's text in one turn
 MAX_TOOL_LINES = 40           # tool calls listed per turn
 MAX_TOOL_TARGET_CHARS = 160
 MAX_NOTE_CHARS = 400_000      # the whole note; later turns are counted, not kept
+# One fold reads at most this much of the host's transcript; the next hook goes on from there.
+# With the lines and their parsed records, a hook holds a few times this at most.
+MAX_FOLD_BYTES = 8 * 1024 * 1024
 HEADING_WORDS = 8
 HEADING_CHARS = 60
 _FM_ORDER = ["id", "kind", "tool", "session", "agent_session_id", "source", "started_at",
@@ -171,6 +175,7 @@ class FoldResult:
     # The last assistant message of each turn this fold read (for the auto summary's Work
     # Done), in order; a turn the note cap left out of the note still has its message here.
     last_texts: list[str] = field(default_factory=list)
+    more: bool = False  # the transcript holds more than this fold read (MAX_FOLD_BYTES)
 
 
 def read_offset(path: Path) -> tuple[int, str]:
@@ -209,12 +214,22 @@ def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_
             return None
         with open(source, "rb") as handle:
             handle.seek(offset)
-            data = handle.read(size - offset)
-        end = data.rfind(b"\n")
-        if end < 0:
-            return None  # a line still being written
-        data = data[: end + 1]
-        new_offset = offset + len(data)
+            data = handle.read(min(size - offset, MAX_FOLD_BYTES))
+            end = data.rfind(b"\n")
+            if offset + len(data) == size and _complete(data[end + 1:]):
+                end = len(data) - 1  # a last line without its newline, whole: folded once
+            if end < 0 and len(data) < MAX_FOLD_BYTES:
+                return None  # a line still being written
+            if end < 0:  # one line longer than a fold reads: skipped to its end, unread
+                skipped = _skip_line(handle)
+                if log:
+                    log(f"transcript {source}: a line of more than {MAX_FOLD_BYTES:,} bytes "
+                        f"at offset {offset:,} skipped")
+                data = b""
+                new_offset = offset + len(data) + MAX_FOLD_BYTES + skipped
+            else:
+                data = data[: end + 1]
+                new_offset = offset + len(data)
         lines = data.splitlines()
         turns, known = turns_of(lines)
         if lines and not known:
@@ -225,7 +240,34 @@ def fold(vault_root: Path, session_id: str, session_stem: str, tool: str, agent_
         result = _write(path, session_id, session_stem, tool, agent_session, source,
                         new_offset, turns, started)
         result.last_texts = [t.last_text for t in turns if t.last_text]
+        result.more = new_offset < size
         return result
+
+
+def _complete(tail: bytes) -> bool:
+    """A transcript's unterminated last line that is already a whole JSON value."""
+    if not tail.strip():
+        return False
+    try:
+        json.loads(tail)
+    except ValueError:
+        return False  # still being written
+    except RecursionError:
+        return True  # whole or not, no fold could read it: passed over (the parser logs it)
+    return True
+
+
+def _skip_line(handle: Any) -> int:
+    """Bytes up to and including the next newline (or to the end), read in small pieces."""
+    skipped = 0
+    while True:
+        piece = handle.read(1024 * 1024)
+        if not piece:
+            return skipped
+        end = piece.find(b"\n")
+        if end >= 0:
+            return skipped + end + 1
+        skipped += len(piece)
 
 
 def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_session: str,

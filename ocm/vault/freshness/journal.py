@@ -41,6 +41,7 @@ LOG = "hook.log"
 STATE_DIR = "state"
 MAX_LINE_BYTES = 32_000
 MAX_LOG_BYTES = 1_000_000
+DUPLICATE_WINDOW_S = 5.0  # a payload repeated within this is one event delivered twice
 BUG_FIX_IMPORTANCE = 3
 # Commands whose failure says nothing about a bug (a grep that found nothing, a probe).
 _TRIVIAL_COMMANDS = {
@@ -192,6 +193,7 @@ def fold(vault: Vault) -> FoldReport:
         paths = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".fold"))
         records, report.skipped = _read_records(paths)
         report.records = len(records)
+        records = _drop_redelivered(records)
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for rec in records:
             groups.setdefault((str(rec.get("h") or "unknown"), str(rec.get("s") or "")),
@@ -211,6 +213,34 @@ def fold(vault: Vault) -> FoldReport:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
     return report
+
+
+def _drop_redelivered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records without the second delivery of one hook payload. VS Code runs both its own
+    hooks and `.claude/settings.json` for one tool call, under two host names: the copies
+    arrive back to back (or interleaved), with the same session and payload digest (`u`).
+    Only a repeat of the payload just before in that session, within DUPLICATE_WINDOW_S, is
+    dropped: an identical payload after another one is a new event (the same fixing edit
+    made again between a failed and a passing command)."""
+    kept: list[dict[str, Any]] = []
+    state: dict[str, tuple[str, float, set[str]]] = {}  # session -> (payload, time, seen)
+    for rec in records:
+        once = rec.get("u")
+        if not isinstance(once, str):
+            kept.append(rec)
+            continue
+        sid = str(rec.get("s") or "")
+        payload = once.partition(":")[0]
+        at = rec.get("t") if isinstance(rec.get("t"), int | float) else 0.0
+        last, last_time, seen = state.get(sid, ("", 0.0, set()))
+        if payload != last or abs(at - last_time) > DUPLICATE_WINDOW_S:
+            seen = set()
+        state[sid] = (payload, at, seen)
+        if once in seen:
+            continue  # the same hook payload delivered twice
+        seen.add(once)
+        kept.append(rec)
+    return kept
 
 
 def _keep_failed(folder: str, recs: list[dict[str, Any]]) -> None:
@@ -348,14 +378,8 @@ def _apply_session(vault: Vault, host: str, sid: str,
     passed_items: list[str] = []
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
-    seen: set[str] = set()
     for rec in recs:
         kind = rec.get("k")
-        once = rec.get("u")
-        if isinstance(once, str):
-            if once in seen:
-                continue  # the same hook payload delivered twice
-            seen.add(once)
         if kind == "file" and rec.get("_rel"):
             rel = rec["_rel"]
             change = str(rec.get("c") or "modified")

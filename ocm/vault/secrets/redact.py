@@ -41,7 +41,12 @@ REDACTION_KINDS: tuple[str, ...] = (
     "jwt", "basic_auth", "bearer_token", "azure_storage_key", "azure_sas_token",
     "url_credentials", "curl_auth_user", "cli_password", "netrc_password", "password",
     "prose_secret", "azure_ad_client_secret", "hashicorp_tf_api_token",
-    "airtable_personal_access_token",
+    "airtable_personal_access_token", "rails_secret_key_base", "laravel_app_key",
+    "datadog_key", "algolia_key", "azure_devops_pat", "authorization_token", "okta_api_token",
+    "api_key_header", "cookie", "pgpass_password", "npm_auth", "docker_auth",
+    "kubernetes_secret", "discord_webhook", "teams_webhook", "aws_presigned_signature",
+    "azure_function_key", "firebase_fcm_key", "wandb_api_key", "kaggle_key",
+    "mailchimp_api_key", "braintree_access_token",
 ) + tuple(dict.fromkeys(kind for kind, *_ in VENDOR_TOKENS))  # fmt: skip
 
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -90,7 +95,7 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
-    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-"),
     "slack_webhook": ("hooks.slack.com/",),
     "stripe_key": ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
                    "whsec_"),
@@ -290,7 +295,10 @@ class _BareAssignmentRule(_Rule):
             if sep == ":":
                 if field_ends is None:
                     field_ends = _COLON_VALUE_END_RE.match(text, run_end) is not None
-                if not field_ends:
+                # `--cred 'PASSWORD: X'`: a spaced `key: value` ending a quoted string also
+                # ends its field (an ARN's `secret:Name"` has no space and stays).
+                if not field_ends and not (start > m.end("sep")
+                                           and text[run_end:run_end + 1] in ("'", '"')):
                     continue
             if self._value_is_literal(text, m, sep, start, run_end) and not (
                 # A keyword argument passed on: `password=password,`, `token=tok)`.
@@ -308,8 +316,9 @@ class _BareAssignmentRule(_Rule):
             return False
         # `PWD=/home/me/project` in an env dump is a path, not a password; `pass: --no-verify`
         # is a flag.
-        if text.startswith(("/", "~/", "./", "../", "-"), start):
-            return False
+        if text.startswith(("~/", "./", "../", "-"), start) or (text.startswith("/", start) and (
+                m.group("key").lower() in ("pwd", "pass") or "/" in text[start + 1:end])):
+            return False  # one leading slash after a password key is part of the value
         # `max_token: 100000` is a number; `secret: tls-secret` names a Kubernetes secret.
         if _NUMBER_RE.fullmatch(text, start, end) or _NOT_A_SECRET_RE.fullmatch(text, start, end):
             return False
@@ -459,7 +468,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("github_token", _token("github_pat_", "[A-Za-z0-9_]{30,}+")),
     _Rule("anthropic_key", _token("sk-ant-", "[A-Za-z0-9_-]{20,}+")),
     _OpenAIRule("openai_key", _token("sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+", "A-Za-z0-9_-")),
-    _Rule("slack_token", _token("xox[abprs]-", "[A-Za-z0-9-]{10,}+")),
+    _Rule("slack_token", _token("xox[abprse]-", "[A-Za-z0-9-]{10,}+")),
     _Rule(
         "slack_webhook",
         # The scheme stays, like the host of `url_credentials`; the URL itself is the secret.
@@ -505,9 +514,10 @@ _RULES: tuple[_Rule, ...] = (
     _CliSecretRule(
         "cli_password",
         _LazyPattern(r"--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret"
-                   r"|access-token|auth-token)(?:=|[ \t]++)" + _CLI_VALUE),
+                   r"|access-token|auth-token|cred|creds|credential|credentials)(?:=|[ \t]++)"
+                   + _CLI_VALUE),
         ("--pass", "--token", "--api", "--secret", "--client-secret", "--access-token",
-         "--auth-token"), anchored=True,
+         "--auth-token", "--cred"), anchored=True,
     ),
     _CliSecretRule(
         "cli_password",
@@ -601,6 +611,175 @@ _VENDOR_RULES: tuple[_Rule, ...] = tuple(
 )
 
 
+class _KubernetesSecretRule(_Rule):
+    """The values of a Kubernetes Secret's `data:` / `stringData:` block, when the text names
+    `kind: Secret` (a manifest, `kubectl get secret -o yaml`): every more-indented
+    `name: value` line after the block's key, or, on one line (a title, a flattened note),
+    the `name: base64` pairs right after it."""
+
+    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+        if _K8S_KIND_RE.search(text) is None:
+            return []
+        found = []
+        for m in self.matches(text, starts):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            line_end = text.find("\n", m.end())
+            line_end = len(text) if line_end < 0 else line_end
+            prefix = text[line_start:m.start()]
+            if text[m.end():line_end].strip():
+                pos = m.end()
+                while (pair := _INLINE_PAIR_RE.match(text, pos)) is not None:
+                    found.append(pair.span("s"))
+                    pos = pair.end()
+                continue
+            if prefix.strip():
+                continue  # `the data:` in prose, not a YAML key
+            pos = line_end + 1
+            for line in _YAML_LINE_RE.finditer(text, pos):
+                if line.start() != pos or len(line.group("indent")) <= len(prefix):
+                    break
+                pos = line.end() + 1
+                if line.group("s"):
+                    found.append(line.span("s"))
+        return found
+
+
+_INLINE_PAIR_RE = re.compile(r"[ \t]++[\w.-]++:[ \t]*+(?P<s>[A-Za-z0-9+/]{4,}+=*+)(?![^\s])")
+class _KaggleRule(_Rule):
+    def accept(self, text: str, m: re.Match[str]) -> bool:
+        # kaggle.json: `{"username":"...","key":"<32 hex>"}`; any other JSON "key" is a name.
+        return not m.group().startswith('"') or '"username"' in text[max(0, m.start() - 200):
+                                                                      m.start()]
+
+
+_K8S_KIND_RE = re.compile(r"kind:[ \t]*+[\"']?Secret\b")
+_YAML_LINE_RE = re.compile(r"(?P<indent>[ \t]*+)[^\s:#][^:\n]*+:[ \t]*+"
+                           r"(?:[|>][-+]?[ \t]*+)?[\"']?(?P<s>[^\s\"'#][^\n\"']*+)?[^\n]*+")
+
+
+# Base64 of the first bytes of a PEM private key (`-----BEGIN RSA PRIVATE KEY`), as
+# Kubernetes `tls.key` and kubeconfig `client-key-data` hold it.
+_PEM_B64 = "LS0tLS1CRUdJTi"
+_B64_KEY_HEADS = ("BSU0EgUFJJVkFURSBLRVkt", "BQUklWQVRFIEtFWS0t", "BFQyBQUklWQVRFIEtFWS0t",
+                  "BPUEVOU1NIIFBSSVZBVEUgS0VZ", "BFTkNSWVBURUQgUFJJVkFURSBLRVkt",
+                  "BEU0EgUFJJVkFURSBLRVkt")
+_ASSIGN = r"[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+
+# Kinds from the vendors' published formats (issue #31), each anchored on a literal.
+_MORE_RULES: tuple[_Rule, ...] = (
+    _Rule("rails_secret_key_base", _LazyPattern(
+        r"(?:SECRET_KEY_BASE|secret_key_base)" + _ASSIGN + r"(?P<s>[0-9a-fA-F]{64,}+)"),
+          keywords=("secret_key_base",)),
+    _Rule("laravel_app_key", _LazyPattern(
+        r"(?:APP_KEY|app_key|app\.key)" + _ASSIGN + r"(?P<s>base64:[A-Za-z0-9+/]{32,}+=*+)"),
+          keywords=("base64:",)),
+    _Rule("datadog_key", _LazyPattern(
+        r"(?:DD|DATADOG|dd|datadog)[_-](?:APP|APPLICATION|API|app|application|api)[_-]"
+        r"(?:KEY|key|Key)" + _ASSIGN + r"(?P<s>[0-9a-fA-F]{32,40})(?![0-9A-Za-z])"),
+          keywords=("dd_", "dd-", "datadog_", "datadog-")),
+    _Rule("datadog_key", _LazyPattern(
+        r"(?:DD|Dd|dd)-(?:APPLICATION|Application|application|API|Api|api)-(?:KEY|Key|key)"
+        r"[ \t]*+:[ \t]*+(?P<s>[0-9a-fA-F]{32,40})(?![0-9A-Za-z])"), keywords=("dd-",)),
+    _Rule("algolia_key", _LazyPattern(
+        r"(?:ALGOLIA|Algolia|algolia)[A-Za-z_-]{0,30}?(?:KEY|Key|key)" + _ASSIGN
+        + r"(?P<s>[0-9a-f]{32})(?![0-9A-Za-z])"), keywords=("algolia",)),
+    _Rule("azure_devops_pat", _LazyPattern(
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{52}JQQJ99[A-Za-z0-9]{18}AZDO[A-Za-z0-9]{4}"
+        r"(?![A-Za-z0-9])"), keywords=("azdo",)),
+    _Rule("azure_devops_pat", _LazyPattern(
+        r"(?:AZURE_DEVOPS|AZDO|ADO|VSTS|SYSTEM_ACCESSTOKEN)[A-Z_]{0,30}+" + _ASSIGN
+        + r"(?P<s>[a-z2-7]{52})(?![A-Za-z0-9])"),
+          keywords=("azure_devops", "azdo", "ado_", "vsts", "system_accesstoken")),
+    _Rule("authorization_token", _LazyPattern(
+        r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+        r"(?:token|Token|TOKEN|SSWS|Splunk|GenieKey|Key|key)[ \t]++"
+        r"(?P<s>[A-Za-z0-9._~+/-]{16,}+=*+)"), keywords=("authorization",)),
+    _Rule("okta_api_token", _token("SSWS", r"[ \t]++(?P<s>00[A-Za-z0-9_-]{40})"
+                                   r"(?![A-Za-z0-9_-])"), keywords=("ssws",)),
+    _Rule("api_key_header", _LazyPattern(
+        r"(?<![A-Za-z0-9_-])(?:api-key|Api-Key|API-KEY|API-Key|Ocp-Apim-Subscription-Key|"
+        r"ocp-apim-subscription-key|x-functions-key|X-Functions-Key)"
+        r"[ \t]*+:[ \t]*+(?P<s>[A-Za-z0-9_.~+/=-]{16,}+)"),
+          keywords=("api-key", "subscription-key", "functions-key")),
+    _Rule("cookie", _LazyPattern(
+        r"(?:Cookie|cookie|COOKIE)[ \t]*+:[ \t]*+(?P<s>[A-Za-z0-9_.~%!#$&*+^|-]++="
+        r"[^\s;\"'\\]{8,}+(?:;[ \t]*+[^\s=;\"'\\]++=[^\s;\"'\\]*+)*+)"),
+          keywords=("cookie",)),
+    _Rule("cookie", _LazyPattern(
+        r"(?:-b(?<=[ \t]-b)|--cookie(?<=[ \t]--cookie))[ \t]++[\"']?(?P<s>[A-Za-z0-9_.~%-]++="
+        r"[^\s;\"']{8,}+(?:;[ \t]*+[^\s=;\"']++=[^\s;\"']*+)*+)"), keywords=("-b", "--cookie")),
+    _CliSecretRule("cli_password", _LazyPattern(
+        r"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass|--askpass)[ \t]++" + _CLI_VALUE),
+                   keywords=("redis-cli",), anchored=True),
+    _CliSecretRule("cli_password", _LazyPattern(
+        r"-pass(?:in|out)?[ \t]++pass:" + _CLI_VALUE.replace("{4,}", "{1,}")),
+                   keywords=("pass:",)),
+    _CliSecretRule("cli_password", _LazyPattern(
+        r"(?:az|AZ)[ \t]++login\b[^\n|;&]*?[ \t]-p[ \t]++" + _CLI_VALUE),
+                   keywords=("az ",), anchored=True),
+    _Rule("cli_password", _LazyPattern(
+        r"(?:sqlplus|SQLPLUS|sqlldr|expdp|impdp|rman)(?:[ \t]++-[A-Za-z]++)*+[ \t]++[\"']?"
+        r"[A-Za-z0-9_$#.]++/(?P<s>[^\s@/\\\"']{3,}+)(?=@|[\s\"']|\Z)"),
+          keywords=("sqlplus", "sqlldr", "expdp", "impdp", "rman")),
+    _Rule("pgpass_password", _LazyPattern(
+        r"(?m)(?:^|(?<=[\s\"'>]))[A-Za-z0-9_.*-]++:(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]++:"
+        r"[A-Za-z0-9_.@*-]++:(?P<s>(?=[0-9a-fA-F]*+[^\s\"':0-9a-fA-F])[^\s\"':]{4,}+)"
+        r"(?=[\s\"']|\Z)"), keywords=()),
+    _Rule("npm_auth", _LazyPattern(
+        r"(?:_auth(?<![^\s:\"']_auth)(?:Token)?|_password(?<![^\s:\"']_password))"
+        r"=[\"']?(?P<s>[^\s\"']{8,}+)"),
+          keywords=("_auth", "_password")),
+    _Rule("docker_auth", _LazyPattern(
+        r"\"(?:auth|identitytoken|registrytoken)\"[ \t]*+:[ \t]*+"
+        r"\"(?P<s>[A-Za-z0-9+/=._-]{8,}+)\""),
+          keywords=('"auth"', '"identitytoken"', '"registrytoken"')),
+    _Rule("docker_auth", _LazyPattern(
+        r"\.dockerconfigjson[\"']?[ \t]*+:[ \t]*+[\"']?(?P<s>[A-Za-z0-9+/=]{16,}+)"),
+          keywords=(".dockerconfigjson",)),
+    _Rule("docker_auth", _token("eyJhdXRocyI6", r"[A-Za-z0-9+/=]{8,}+", "A-Za-z0-9+/"),
+          keywords=("eyjhdxrocyi6",)),
+    _Rule("private_key", _LazyPattern(
+        _PEM_B64 + "(?:" + "|".join(_B64_KEY_HEADS) + r")[A-Za-z0-9+/=]*+"),
+          keywords=(_PEM_B64.lower(),)),
+    _Rule("private_key", _LazyPattern(
+        r"(?:client-key-data|tls\.key|ssh-privatekey|private_key|privateKey)"
+        r"[\"']?[ \t]*+:[ \t]*+[\"']?(?P<s>[A-Za-z0-9+/]{40,}+=*+)"),
+          keywords=("client-key-data", "tls.key", "ssh-privatekey", "private_key", "privatekey")),
+    _KubernetesSecretRule("kubernetes_secret", _LazyPattern(
+        r"(?<![A-Za-z0-9_])(?:data|stringData):"), keywords=("data:",)),
+    _Rule("kubernetes_secret", _LazyPattern(
+        r"--from-literal=[^=\s]++=[\"']?(?P<s>[^\s\"']{4,}+)"), keywords=("--from-literal",)),
+    _Rule("discord_webhook", _LazyPattern(
+        r"discord(?:app)?\.com/api/webhooks/(?P<s>[0-9]{17,20}/[A-Za-z0-9_-]{60,}+)"),
+          keywords=("discord",)),
+    _Rule("teams_webhook", _LazyPattern(
+        r"(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/"
+        r"(?P<s>[^\s\"'<>`]{20,}+)"), keywords=("webhook",)),
+    _Rule("aws_presigned_signature", _LazyPattern(
+        r"(?:X-Amz-Signature|X-Amz-Security-Token|x-amz-signature|x-amz-security-token)="
+        r"(?P<s>[^&\s\"'<>#]{16,}+)"), keywords=("x-amz-",)),
+    _Rule("aws_presigned_signature", _LazyPattern(
+        r"[?&](?:Signature|signature)=(?P<s>[A-Za-z0-9%+/=_-]{20,}+)"),
+          keywords=("signature=",)),
+    _Rule("azure_function_key", _LazyPattern(r"[?&]code=(?P<s>[A-Za-z0-9_%+/=-]{40,}+)"),
+          keywords=("code=",)),
+    _Rule("firebase_fcm_key", _LazyPattern(
+        r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
+          keywords=("apa91b",)),
+    _Rule("wandb_api_key", _LazyPattern(
+        r"(?:wandb[ \t]++login(?:[ \t]++--[a-z-]++)*+[ \t]++|WANDB_API_KEY" + _ASSIGN + r")"
+        r"(?P<s>(?:local-)?[0-9a-f]{40,}+)"), keywords=("wandb",)),
+    _KaggleRule("kaggle_key", _LazyPattern(
+        r"(?:\"key\"[ \t]*+:[ \t]*+\"|KAGGLE_KEY" + _ASSIGN + r")(?P<s>[0-9a-f]{32})"
+        r"(?![0-9A-Za-z])"), keywords=("kaggle_key", '"key"')),
+    _Rule("mailchimp_api_key", _LazyPattern(
+        r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"), keywords=("-us",)),
+    _Rule("braintree_access_token", _LazyPattern(
+        r"access_token\$(?:production|sandbox|development)\$[0-9a-z]{16}\$[0-9a-f]{32}"),
+          keywords=("access_token$",)),
+)
+
+
 @functools.cache
 def _gate() -> tuple[tuple[_Rule, ...], ahocorasick.Automaton]:
     """Every rule in rank order (the specific kinds, then the generic shapes, so a GitHub
@@ -608,7 +787,7 @@ def _gate() -> tuple[tuple[_Rule, ...], ahocorasick.Automaton]:
     Aho-Corasick automaton over all their keywords: a single pass over the text tells which
     rules can match, and where."""
     rules: list[_Rule] = [r for r in _RULES if r.kind not in _GENERIC]
-    rules += _VENDOR_RULES
+    rules += _VENDOR_RULES + _MORE_RULES
     rules += [r for r in _RULES if r.kind in _GENERIC]
     by_keyword: dict[str, list[int]] = {}
     for i, rule in enumerate(rules):

@@ -93,4 +93,8 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
     ("hubspot_private_app_token", ("pat-na1-", "pat-eu1-"), _HEX + "\\-", 36),
     ("meta_access_token", ("EAA",), _ALNUM, 100),
     ("onepassword_secret_key", ("A3-",), "A-Z0-9\\-", 30),
+    ("bitbucket_app_password", ("ATBB",), _ALNUM + "_=.\\-", 28),
+    ("bitbucket_access_token", ("ATCTT3xFfGN0",), _URLSAFE + "=", 100),
+    ("render_api_key", ("rnd_",), _ALNUM, 32),
+    ("linear_oauth_token", ("lin_oauth_",), _HEX, 64),
 )

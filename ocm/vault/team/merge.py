@@ -33,6 +33,7 @@ from ..clock import parse_timestamp
 from ..errors import NoteFormatError
 from ..markdown import Frontmatter, normalise_heading
 from ..memories import FRONTMATTER_ORDER as MEMORY_ORDER
+from ..secrets.redact import redact
 from ..sessions import FRONTMATTER_ORDER as SESSION_ORDER
 
 LIFECYCLE = ("status", "superseded_by", "resolution")
@@ -47,6 +48,9 @@ CONFLICT_MARKERS = ("<<<<<<< ", ">>>>>>> ")
 class MergeResult:
     text: str
     conflicts: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.text = redact(self.text)  # every write path: a side a person typed a key into
 
     @property
     def clean(self) -> bool:

@@ -112,6 +112,18 @@ def executables() -> tuple[str, str]:
     return str(Path(hook).absolute()) if " " not in hook else hook, str(Path(ocm).absolute())
 
 
+def stable_executables() -> tuple[str, str]:
+    """What host configs run: the bare `ocm-hook` and `ocm` when both are on PATH (an install
+    as a tool: `uv tool install`, `pipx install`), found again by the shell at every run, so a
+    committed config is the same on every machine and survives a moved or deleted clone.
+    Otherwise the running install's absolute paths (a clone's venv not on PATH)."""
+    import shutil
+
+    if shutil.which(HOOK_EXE) and shutil.which("ocm"):
+        return HOOK_EXE, "ocm"
+    return executables()
+
+
 def is_ocm_command(command: Any) -> bool:
     return isinstance(command, str) and (HOOK_EXE in command or "ocm.hook" in command)
 

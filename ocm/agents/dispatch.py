@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
            "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
-           "windsurf": "windsurf"}
+           "windsurf": "windsurf", "copilot": "copilot"}
 MAX_PAYLOAD_BYTES = 8_000_000
 DEDUPE_WINDOW_S = 30.0
 _SEEN = "seen"
@@ -377,6 +377,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
                                     f"{ev.cwd or (ev.roots or [''])[0] or os.getcwd()}")
             return _output(host, table_host, kind, None)
         root, vault_dir = located
+        own = getattr(host_module(host), "OWN_HOOKS", None)
+        if host != table_host and own and os.path.isfile(os.path.join(root, own)):
+            return ""  # a copy through another host's hooks; the host's own hooks carry it
         if problem or kind == c.IGNORE:
             journal.log(vault_dir, f"{table_host} {event or '?'}: "
                                    f"{problem or 'event not handled'}; no-op")

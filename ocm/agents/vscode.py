@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 HOST = "vscode"
 CAP = 10_000
+OWN_HOOKS = ".github/hooks/ocm.json"
 NO_SESSION_END = True   # the previous open session is closed when the next one starts
 EVENTS = {
     "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,

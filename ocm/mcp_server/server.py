@@ -689,8 +689,12 @@ def main() -> None:
     """Serve on stdio: the protocol owns stdout, logs go to stderr (`OCM_LOG_LEVEL`)."""
     logging.basicConfig(stream=sys.stderr, level=_log_level(), format="ocm-mcp: %(message)s")
     server = build_server()
+    import anyio
+
+    from .handshake import serve_stdio
+
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        anyio.run(serve_stdio, server._lowlevel_server)  # noqa: SLF001 - see handshake.py
 
 
 if __name__ == "__main__":

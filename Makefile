@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 # `make demo` installs ocm alone (no test tools); `make test` adds the test extras.
 DEMO_STAMP := $(VENV)/.demo-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test e2e lint bench clean
+.PHONY: demo test e2e lint bench clean install-check
 # ocm needs Python >= 3.11: a PY that is older stops here with one line, before any venv is
 # made; a .venv left by an older Python (or a half-made one) is made again, not reused.
 NEWER = import sys; sys.exit(sys.version_info < (3, 11))
@@ -38,6 +38,11 @@ test: $(STAMP)
 # HOSTS=latest: each host's newest version on npm; HOSTS=claude-code,copilot@latest: some.
 e2e: $(STAMP)
 	$(BIN)/python -m tests_e2e.run --hosts '$(or $(HOSTS),pinned)' $(E2E_ARGS)
+
+# ocm installed once as a tool (pipx install of this clone) in a temporary HOME: needs the
+# package index; scripts/tool_install_check.py says what it checks.
+install-check:
+	$(PY) scripts/tool_install_check.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts

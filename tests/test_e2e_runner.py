@@ -34,6 +34,15 @@ def _post(url: str, body: dict) -> bytes:
         return resp.read()
 
 
+def _bash_calls(count: int) -> list[dict]:
+    """Anthropic messages: the assistant's first `count` Bash calls of the script."""
+    from tests_e2e.mock_model import COMMAND
+
+    return [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": COMMAND}}]}
+        for i in range(count)]
+
+
 def test_mock_model_waits_for_the_mcp_tool() -> None:
     """The scripted model on 127.0.0.1: after four tool calls it wants ocm__remember; while
     the host does not offer it, it waits (a shell call not counted as a step)."""
@@ -42,9 +51,7 @@ def test_mock_model_waits_for_the_mcp_tool() -> None:
     mock = MockModel().start()
     try:
         mock.reset("/p")
-        calls = [{"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": COMMAND}}]}
-            for i in range(4)]
+        calls = _bash_calls(4)
         tools = [{"name": "Write"}, {"name": "Bash"}]
         body = {"model": "m", "messages": calls, "tools": tools}
         wait = json.loads(_post(f"{mock.url}/v1/messages", body))["content"][0]
@@ -69,14 +76,12 @@ def test_mock_model_loads_claude_codes_deferred_tools() -> None:
     """Claude Code 2.1.332 offers `ToolSearch` and names ocm's tools only in a system
     reminder: the mock loads the remember tool with `select:` (no step of the script), then
     calls it by its exact name, as the recorded transcript shows."""
-    from tests_e2e.mock_model import COMMAND, MockModel
+    from tests_e2e.mock_model import MockModel
 
     mock = MockModel().start()
     try:
         mock.reset("/p")
-        calls = [{"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": COMMAND}}]}
-            for i in range(4)]
+        calls = _bash_calls(4)
         reminder = {"role": "user", "content": [{"type": "text", "text": (
             "<system-reminder>The following deferred tools are now available via "
             "ToolSearch: mcp__ocm__ocm__checkpoint, mcp__ocm__ocm__remember"

@@ -134,6 +134,8 @@ def copilot(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], di
     # Its own provider (BYOK) at the mock, offline (no GitHub sign-in, no updates);
     # COPILOT_ALLOW_ALL=true approves the tools and trusts the folder (its MCP servers and
     # hooks), as a person answering Copilot's questions would.
+    # Copilot's `create` tool does not make parent folders (the others' write tools do).
+    (root / "src").mkdir(exist_ok=True)
     env = {"COPILOT_PROVIDER_BASE_URL": url, "COPILOT_PROVIDER_TYPE": "anthropic",
            "COPILOT_PROVIDER_API_KEY": DUMMY_KEY, "COPILOT_OFFLINE": "true",
            "COPILOT_MODEL": "claude-sonnet-4.5", "COPILOT_ALLOW_ALL": "true",

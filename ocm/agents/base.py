@@ -128,6 +128,21 @@ def is_ocm_command(command: Any) -> bool:
     return isinstance(command, str) and (HOOK_EXE in command or "ocm.hook" in command)
 
 
+def hooks_file_is_ours(text: str, key: str = "command") -> bool:
+    """A hooks file (`{"hooks": {event: [handler, …]}}`, VS Code's and Copilot CLI's) is
+    ocm's when every handler's `key` runs ocm's hook."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    events = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(events, dict) or not events:
+        return False
+    return all(isinstance(h, dict) and is_ocm_command(h.get(key))
+               for handlers in events.values() if isinstance(handlers, list)
+               for h in handlers)
+
+
 def hook_group_is_ours(group: Any) -> bool:
     """A Claude-style matcher group whose handlers are all ocm's."""
     if not isinstance(group, dict):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 from . import common as c
-from .base import RULES, SERVER_NAME, InstallContext, is_ocm_command, server_is_ours
+from .base import RULES, SERVER_NAME, InstallContext, hooks_file_is_ours, server_is_ours
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms
 if TYPE_CHECKING:
@@ -63,16 +63,7 @@ def hooks_file(ctx: InstallContext) -> str:
 
 
 def _hooks_file_is_ours(text: str) -> bool:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    events = data.get("hooks") if isinstance(data, dict) else None
-    if not isinstance(events, dict) or not events:
-        return False
-    return all(isinstance(h, dict) and is_ocm_command(h.get("bash"))
-               for handlers in events.values() if isinstance(handlers, list)
-               for h in handlers)
+    return hooks_file_is_ours(text, "bash")
 
 
 def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:

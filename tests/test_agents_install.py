@@ -49,7 +49,8 @@ AGENT_FILES = [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".cursor/mcp.j
                ".cursor/hooks.json", ".cursor/rules/ocm.mdc", ".codex/config.toml",
                ".codex/hooks.json", "AGENTS.md", ".gemini/settings.json", "GEMINI.md",
                ".vscode/mcp.json", ".github/hooks/ocm.json", "opencode.json",
-               ".opencode/plugins/ocm.js", ".windsurf/hooks.json", ".windsurf/rules/ocm.md"]
+               ".opencode/plugins/ocm.js", ".windsurf/hooks.json", ".windsurf/rules/ocm.md",
+               ".github/hooks/ocm-copilot.json"]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -92,15 +93,17 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     report = json.loads(result.output)
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
                                                       "gemini", "vscode", "opencode",
-                                                      "windsurf"}
+                                                      "windsurf", "copilot"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
-    hook_exe = str(Path(sys.executable).parent / "ocm-hook")
+    # ocm and ocm-hook are on PATH (the fixture): configs call them by name, as on any
+    # teammate's machine (issue #27).
+    hook_exe = "ocm-hook"
 
     mcp = json.loads((repo / ".mcp.json").read_text())
     assert set(mcp["mcpServers"]) == {"github", "ocm"}
     assert mcp["mcpServers"]["ocm"]["args"] == ["mcp"]
-    assert Path(mcp["mcpServers"]["ocm"]["command"]).is_absolute()
+    assert mcp["mcpServers"]["ocm"]["command"] == "ocm"
     settings = json.loads((repo / ".claude/settings.json").read_text())
     assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
     post = settings["hooks"]["PostToolUse"]
@@ -135,7 +138,7 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert set(opencode["mcp"]) == {"jira", "ocm"}
     assert opencode["mcp"]["ocm"]["type"] == "local"
     assert opencode["mcp"]["ocm"]["command"][1:] == ["mcp"]
-    assert Path(opencode["mcp"]["ocm"]["command"][0]).is_absolute()
+    assert opencode["mcp"]["ocm"]["command"][0] == "ocm"
     plugin = (repo / ".opencode/plugins/ocm.js").read_text()
     assert json.dumps([hook_exe]) in plugin and "ocm-managed" in plugin
     assert (repo / ".opencode/plugins/notify.js").read_text() == EXISTING[

@@ -34,6 +34,15 @@ def _post(url: str, body: dict) -> bytes:
         return resp.read()
 
 
+def _bash_calls(count: int) -> list[dict]:
+    """Anthropic messages: the assistant's first `count` Bash calls of the script."""
+    from tests_e2e.mock_model import COMMAND
+
+    return [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": COMMAND}}]}
+        for i in range(count)]
+
+
 def test_mock_model_waits_for_the_mcp_tool() -> None:
     """The scripted model on 127.0.0.1: after four tool calls it wants ocm__remember; while
     the host does not offer it, it waits (a shell call not counted as a step)."""
@@ -42,9 +51,7 @@ def test_mock_model_waits_for_the_mcp_tool() -> None:
     mock = MockModel().start()
     try:
         mock.reset("/p")
-        calls = [{"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": COMMAND}}]}
-            for i in range(4)]
+        calls = _bash_calls(4)
         tools = [{"name": "Write"}, {"name": "Bash"}]
         body = {"model": "m", "messages": calls, "tools": tools}
         wait = json.loads(_post(f"{mock.url}/v1/messages", body))["content"][0]
@@ -63,3 +70,55 @@ def test_mock_model_waits_for_the_mcp_tool() -> None:
         assert [r.step for r in mock.requests] == [4, 4, 4]
     finally:
         mock.stop()
+
+
+def test_mock_model_loads_claude_codes_deferred_tools() -> None:
+    """Claude Code 2.1.332 offers `ToolSearch` and names ocm's tools only in a system
+    reminder: the mock loads the remember tool with `select:` (no step of the script), then
+    calls it by its exact name, as the recorded transcript shows."""
+    from tests_e2e.mock_model import MockModel
+
+    mock = MockModel().start()
+    try:
+        mock.reset("/p")
+        calls = _bash_calls(4)
+        reminder = {"role": "user", "content": [{"type": "text", "text": (
+            "<system-reminder>The following deferred tools are now available via "
+            "ToolSearch: mcp__ocm__ocm__checkpoint, mcp__ocm__ocm__remember"
+            "</system-reminder>")}]}
+        tools = [{"name": "Write"}, {"name": "Bash"}, {"name": "ToolSearch"}]
+        body = {"model": "m", "messages": [reminder, *calls], "tools": tools}
+        select = json.loads(_post(f"{mock.url}/v1/messages", body))["content"][0]
+        assert select["name"] == "ToolSearch", select
+        assert select["input"] == {"query": "select:mcp__ocm__ocm__remember"}
+        body["messages"] = [reminder, *calls, {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "s", "name": "ToolSearch", "input": select["input"]}]}]
+        call = json.loads(_post(f"{mock.url}/v1/messages", body))["content"][0]
+        assert call["name"] == "mcp__ocm__ocm__remember" and call["input"]["type"] == "gotcha"
+        # Without the reminder (the server not connected yet) it waits, as before.
+        wait = json.loads(_post(f"{mock.url}/v1/messages", {
+            "model": "m", "messages": calls, "tools": tools}))["content"][0]
+        assert wait["name"] == "Bash" and "sleep" in wait["input"]["command"]
+        assert [r.step for r in mock.requests] == [4, 4, 4]
+    finally:
+        mock.stop()
+
+
+def test_hosts_switch_picks_versions(monkeypatch) -> None:
+    """`make e2e HOSTS=...`: pinned by default, `latest` asks npm, names and
+    `name@version` pick single hosts; an unknown name is a one-line error."""
+    from tests_e2e import run
+    from tests_e2e.hosts import PINNED, chosen
+
+    monkeypatch.setattr(run, "newest", lambda host: f"9.9.{len(host.name)}")
+    pinned = run.choose("pinned")
+    assert [(h.name, h.version) for h in pinned] == [(n, h.version) for n, h in PINNED.items()]
+    latest = run.choose("latest")
+    assert all(h.version.startswith("9.9.") for h in latest) and len(latest) == len(PINNED)
+    some = run.choose("claude-code@latest,codex@0.171.0,copilot")
+    assert [(h.name, h.version) for h in some] == [
+        ("claude-code", "9.9.11"), ("codex", "0.171.0"), ("copilot", PINNED["copilot"].version)]
+    assert "unknown host 'cursorx'" in run.choose("cursorx")
+    # What run.py hands the tests comes back as the same hosts.
+    handed = chosen(",".join(f"{h.name}@{h.version}" for h in some))
+    assert {n: h.version for n, h in handed.items()} == {h.name: h.version for h in some}

@@ -98,7 +98,7 @@ CASES: list[tuple[str, str, datetime | None, datetime | None, str | None, tuple[
     ("using gemini cli", "", None, None, "gemini", ()),
     ("in vs code", "", None, None, "vscode", ()),
     ("in VSCode", "", None, None, "vscode", ()),
-    ("copilot session", "", None, None, "vscode", ()),
+    ("copilot session", "", None, None, "copilot", ()),
     ("in windsurf", "", None, None, "windsurf", ()),
     ("antigravity chat", "", None, None, "antigravity", ()),
     # The first tool wins; the rival name stays searchable.
@@ -252,7 +252,7 @@ def test_result_is_frozen() -> None:
         ("claude-code", "claude-code"),
         ("claude_code", "claude-code"),
         ("cc", "claude-code"),
-        ("copilot", "vscode"),
+        ("copilot", "copilot"),
         ("GitHub Copilot", "vscode"),
         ("vs code", "vscode"),
         ("VSCode", "vscode"),

@@ -37,14 +37,33 @@ class Host:
             return None
 
 
-HOSTS = {
+PINNED = {
     h.name: h for h in (
         Host("claude-code", "@anthropic-ai/claude-code", "2.1.197", "claude"),
         Host("codex", "@openai/codex", "0.169.0", "codex"),
         Host("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
         Host("opencode", "opencode-ai", "1.18.33", "opencode"),
+        Host("copilot", "@github/copilot", "1.0.102", "copilot"),
     )
 }
+# `make e2e HOSTS=...` (tests_e2e/run.py) hands the chosen set to the tests in this variable:
+# `name@version` words; unset means every host at its pinned version.
+CHOSEN = "OCM_E2E_CHOSEN"
+
+
+def chosen(value: str | None) -> dict[str, Host]:
+    """The hosts to run: `claude-code@2.1.332,codex@0.171.0` (from `run.py`), or all pinned."""
+    if not value:
+        return dict(PINNED)
+    out = {}
+    for word in value.split(","):
+        name, _, version = word.strip().partition("@")
+        base = PINNED[name]
+        out[name] = Host(name, base.package, version or base.version, base.binary)
+    return out
+
+
+HOSTS = chosen(os.environ.get(CHOSEN))
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -56,8 +75,11 @@ def claude_code(host: Host, root: Path, home: Path, url: str) -> tuple[list[str]
     # The throwaway HOME's user settings approve the project's .mcp.json server; the
     # workspace trust dialog is not shown in -p mode.
     _write_json(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    # MCP_TIMEOUT: on a loaded machine `ocm mcp` may take longer to start than Claude Code's
+    # default 30 s, and the server is then dropped for the whole session.
     env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_KEY,
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+           "MCP_TIMEOUT": "120000"}
     argv = [str(host.exe), "-p", PROMPT, "--model", "claude-sonnet-4-5",
             "--allowedTools", "Write", "Edit", "Bash", "mcp__ocm__ocm__remember",
             "mcp__ocm__ocm__checkpoint"]
@@ -109,4 +131,18 @@ def opencode(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], d
     return [str(host.exe), "run", *PROMPT.split(" ")], env
 
 
-SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode}
+def copilot(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # Its own provider (BYOK) at the mock, offline (no GitHub sign-in, no updates);
+    # COPILOT_ALLOW_ALL=true approves the tools and trusts the folder (its MCP servers and
+    # hooks), as a person answering Copilot's questions would.
+    # Copilot's `create` tool does not make parent folders (the others' write tools do).
+    (root / "src").mkdir(exist_ok=True)
+    env = {"COPILOT_PROVIDER_BASE_URL": url, "COPILOT_PROVIDER_TYPE": "anthropic",
+           "COPILOT_PROVIDER_API_KEY": DUMMY_KEY, "COPILOT_OFFLINE": "true",
+           "COPILOT_MODEL": "claude-sonnet-4.5", "COPILOT_ALLOW_ALL": "true",
+           "COPILOT_AUTO_UPDATE": "false"}
+    return [str(host.exe), "-p", PROMPT, "--allow-all-tools"], env
+
+
+SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode,
+         "copilot": copilot}

@@ -117,27 +117,54 @@ def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
 
 def _anthropic_tool(script: Script, names: set[str], action: str,
                     arg: Any) -> tuple[str, dict[str, Any]]:
-    """Claude Code's tools (Write, Bash, mcp__ocm__…) or OpenCode's (write, bash, ocm_…)."""
+    """Claude Code's tools (Write, Bash, mcp__ocm__…), OpenCode's (write, bash, ocm_…) or
+    Copilot CLI's (create, edit, bash, ocm-ocm__…)."""
     claude = "Write" in names
+    if action == "write" and "create" in names:
+        path = f"{script.root}/{FILE}"
+        return ("create", {"path": path, "file_text": arg}) if arg == BROKEN else (
+            "edit", {"path": path, "old_str": BROKEN, "new_str": arg})
     if action == "write":
         path = f"{script.root}/{FILE}"
         return ("Write", {"file_path": path, "content": arg}) if claude else (
             "write", {"filePath": path, "content": arg})
     if action == "shell":
         return ("Bash" if claude else "bash"), {"command": arg, "description": "run greet.py"}
+    if action == "select":  # Claude Code's deferred tools: load one by its exact name
+        return "ToolSearch", {"query": f"select:{arg}"}
     suffix = f"ocm__{action}"  # remember, or checkpoint (a nudge's answer)
     return next((n for n in sorted(names) if n.endswith(suffix)), suffix), arg
 
 
+def _deferred_remember(body: dict[str, Any]) -> str | None:
+    """Claude Code 2.1.332 defers MCP tools: `tools` holds `ToolSearch`, and the deferred
+    tools are only named in a system reminder. The name of ocm's remember tool when it is
+    named there (to load with `ToolSearch {"query": "select:NAME"}`)."""
+    if "ToolSearch" not in {t.get("name") for t in body.get("tools") or []}:
+        return None
+    named = re.search(r"mcp__[A-Za-z0-9_-]*?ocm__remember", json.dumps(body.get("messages")))
+    return named.group(0) if named else None
+
+
 def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
     names = {t.get("name") for t in body.get("tools") or []}
-    commands = [str((b.get("input") or {}).get("command", "")) for m in body.get("messages", [])
-                if m.get("role") == "assistant" and isinstance(m.get("content"), list)
-                for b in m["content"] if b.get("type") == "tool_use"]
+    calls = [b for m in body.get("messages", [])
+             if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+             for b in m["content"] if b.get("type") == "tool_use"]
+    # A ToolSearch call loads tools (callable from then on): it is no step of the script.
+    for call in calls:
+        query = str((call.get("input") or {}).get("query", ""))
+        if call.get("name") == "ToolSearch" and query.startswith("select:"):
+            names |= set(query[len("select:"):].split(","))
+    commands = [str((b.get("input") or {}).get("command", "")) for b in calls
+                if b.get("name") != "ToolSearch"]
     step, action, arg = None, "text", "ok"
-    if names & {"Write", "write"}:
+    if names & {"Write", "write", "create"}:
         has_remember = any(n.endswith("ocm__remember") for n in names)
-        step, action, arg = script.step(commands, has_remember)
+        deferred = None if has_remember else _deferred_remember(body)
+        step, action, arg = script.step(commands, has_remember or deferred is not None)
+        if action == "remember" and deferred:
+            action, arg = "select", deferred
         calls = [json.dumps(b) for m in body.get("messages", []) if m.get("role") == "assistant"
                  and isinstance(m.get("content"), list) for b in m["content"]
                  if b.get("type") == "tool_use"]

@@ -112,8 +112,35 @@ def executables() -> tuple[str, str]:
     return str(Path(hook).absolute()) if " " not in hook else hook, str(Path(ocm).absolute())
 
 
+def stable_executables() -> tuple[str, str]:
+    """What host configs run: the bare `ocm-hook` and `ocm` when both are on PATH (an install
+    as a tool: `uv tool install`, `pipx install`), found again by the shell at every run, so a
+    committed config is the same on every machine and survives a moved or deleted clone.
+    Otherwise the running install's absolute paths (a clone's venv not on PATH)."""
+    import shutil
+
+    if shutil.which(HOOK_EXE) and shutil.which("ocm"):
+        return HOOK_EXE, "ocm"
+    return executables()
+
+
 def is_ocm_command(command: Any) -> bool:
     return isinstance(command, str) and (HOOK_EXE in command or "ocm.hook" in command)
+
+
+def hooks_file_is_ours(text: str, key: str = "command") -> bool:
+    """A hooks file (`{"hooks": {event: [handler, …]}}`, VS Code's and Copilot CLI's) is
+    ocm's when every handler's `key` runs ocm's hook."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    events = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(events, dict) or not events:
+        return False
+    return all(isinstance(h, dict) and is_ocm_command(h.get(key))
+               for handlers in events.values() if isinstance(handlers, list)
+               for h in handlers)
 
 
 def hook_group_is_ours(group: Any) -> bool:

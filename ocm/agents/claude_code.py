@@ -65,6 +65,13 @@ def hook_entries(ctx: InstallContext, host: str = HOST) -> list[tuple[str, dict[
     return out
 
 
+def mcp_server(ctx: InstallContext) -> dict[str, Any]:
+    """The project `.mcp.json` entry (Claude Code and Copilot CLI read it). `alwaysLoad`:
+    Claude Code 2.1.332 defers every MCP tool behind its ToolSearch tool unless the server
+    says otherwise; ocm's tools stay in the prompt (README, "Claude Code")."""
+    return {**ctx.server(), "alwaysLoad": True}
+
+
 def config_dir(ctx: InstallContext) -> Path:
     env = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(env) if env else ctx.home / ".claude"
@@ -86,7 +93,7 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
                     f"{ctx.ocm_exe} mcp")
     else:
         steps.insert(0, JsonStep(ctx.root / ".mcp.json", [
-            SetKey(("mcpServers", SERVER_NAME), ctx.server(), server_is_ours)], "MCP server"))
+            SetKey(("mcpServers", SERVER_NAME), mcp_server(ctx), server_is_ours)], "MCP server"))
         todo.append("approve the project MCP server 'ocm' when Claude Code asks")
     todo.append("accept the workspace trust dialog (hooks wait for it); start `claude` "
                 "at the repository root")
@@ -142,7 +149,8 @@ def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
                 continue
             if block.get("type") == "text":
                 out.text(str(block.get("text") or ""), time)
-            elif block.get("type") == "tool_use":
+            elif block.get("type") == "tool_use" and block.get("name") != "ToolSearch":
+                # ToolSearch only loads deferred tools: noise in a transcript note.
                 out.tool(str(block.get("id") or ""),
                          describe_tool(str(block.get("name") or "?"), block.get("input"), cwd),
                          time)

@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf")
+HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf",
+         "copilot")
 HOST_ALIASES = {
     "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
     "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
-    "vscode": "vscode", "vs-code": "vscode", "copilot": "vscode", "code": "vscode",
+    "vscode": "vscode", "vs-code": "vscode", "code": "vscode", "copilot": "copilot",
+    "copilot-cli": "copilot", "github-copilot": "copilot",
     "opencode": "opencode", "open-code": "opencode", "windsurf": "windsurf",
     "cascade": "windsurf",
 }
@@ -30,7 +32,7 @@ HOST_ALIASES = {
 # what `ocm init` writes for it).
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
            "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
-           "windsurf": "windsurf"}
+           "windsurf": "windsurf", "copilot": "copilot"}
 
 
 def host_module(host: str) -> ModuleType:
@@ -112,7 +114,8 @@ def _joined(value: Any) -> str:
     if isinstance(value, dict):
         parts = [_joined(value.get(k)) for k in (
             "stderr", "error", "stdout", "output", "llmContent", "llm_content", "content",
-            "result", "message", "text", "returnDisplay") if value.get(k)]
+            "result", "message", "text", "returnDisplay", "text_result_for_llm",
+            "textResultForLlm") if value.get(k)]
         return "\n".join(p for p in parts if p)
     return str(value)
 
@@ -172,6 +175,8 @@ def detect_host(invoked: str | None, data: dict[str, Any], env: dict[str, str]) 
     command line alone is not enough (integrations.md §1.11)."""
     if "cursor_version" in data or "conversation_id" in data or "workspace_roots" in data:
         return "cursor"
+    if is_copilot_cli(data):
+        return "copilot"
     if ("hookEventName" in data or "sessionId" in data) and "session_id" not in data:
         return "vscode"
     if "agent_action_name" in data or "trajectory_id" in data:
@@ -187,6 +192,19 @@ def detect_host(invoked: str | None, data: dict[str, Any], env: dict[str, str]) 
     return "claude-code"
 
 
+def is_copilot_cli(data: dict[str, Any]) -> bool:
+    """A payload of GitHub Copilot CLI: its own shape (`sessionId`, a timestamp in
+    milliseconds, no `hookEventName`), or Claude's shape as Copilot sends it to
+    `.claude/settings.json` hooks (a string `timestamp` and no transcript but its own)."""
+    stamp = data.get("timestamp")
+    if "sessionId" in data and "hookEventName" not in data and isinstance(stamp, int):
+        return True
+    if "session_id" in data and "hook_event_name" in data and isinstance(stamp, str):
+        transcript = data.get("transcript_path")
+        return transcript is None or "/.copilot/session-state/" in str(transcript)
+    return False
+
+
 def clean_session_id(value: Any) -> str:
     text = str(value or "").strip()[:200]
     text = _SID_BAD.sub("_", text).replace("..", "__")
@@ -199,7 +217,7 @@ def _norm_tool(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", (name or "").lower())
 
 
-CREATE_TOOLS = {"createfile", "newfile"}
+CREATE_TOOLS = {"createfile", "newfile", "create"}
 WRITE_TOOLS = {"write", "writefile"}
 MODIFY_TOOLS = {
     "edit", "multiedit", "notebookedit", "replace", "replacestringinfile",
@@ -402,7 +420,7 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
         with contextlib.suppress(ValueError):
             tool_input = json.loads(tool_input)
     response = get(data, "tool_response", "toolResponse", "tool_output", "toolOutput",
-                   "output", "error", "result")
+                   "tool_result", "output", "error", "result")
     ev.tool = name
     ev.tool_use_id = str(get(data, "tool_use_id", "toolUseId", "tool_call_id") or "")
     kind = tool_kind(name)

@@ -384,6 +384,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
             print(f"ocm-hook: {located[1]}/{linked[0]} is a symbolic link; ocm never writes "
                   "through links; nothing recorded", file=sys.stderr)
             return _output(host, table_host, kind, None)
+        own = getattr(c.host_module(host), "OWN_HOOKS", None)
+        if host != table_host and own and os.path.isfile(os.path.join(root, own)):
+            return ""  # a copy through another host's hooks; the host's own hooks carry it
         if problem or kind == c.IGNORE:
             journal.log(vault_dir, f"{table_host} {event or '?'}: "
                                    f"{problem or 'event not handled'}; no-op")

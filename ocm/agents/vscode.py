@@ -11,7 +11,7 @@ from .base import (
     SERVER_NAME,
     InstallContext,
     hook_json_output,
-    is_ocm_command,
+    hooks_file_is_ours,
     server_is_ours,
 )
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 HOST = "vscode"
 CAP = 10_000
+OWN_HOOKS = ".github/hooks/ocm.json"
 NO_SESSION_END = True   # the previous open session is closed when the next one starts
 EVENTS = {
     "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
@@ -50,27 +51,13 @@ def hooks_file(ctx: InstallContext) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _hooks_file_is_ours(text: str) -> bool:
-    """`.github/hooks/ocm.json` is ocm's when every command in it runs ocm's hook."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    events = data.get("hooks") if isinstance(data, dict) else None
-    if not isinstance(events, dict) or not events:
-        return False
-    return all(isinstance(h, dict) and is_ocm_command(h.get("command"))
-               for handlers in events.values() if isinstance(handlers, list)
-               for h in handlers)
-
-
 def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
     from .installer import BlockStep, JsonStep, OwnFileStep, SetKey
 
 
     hooks_dir = ctx.home / ".copilot" / "hooks" if ctx.user else ctx.root / ".github" / "hooks"
     steps: list[Step] = [OwnFileStep(hooks_dir / "ocm.json", hooks_file(ctx), "hooks",
-                                     _hooks_file_is_ours)]
+                                     hooks_file_is_ours)]
     todo = ["agent hooks are a Preview feature: check they are enabled, then start the "
             "'ocm' server from the MCP view and trust it"]
     if ctx.user:

@@ -6,13 +6,14 @@ Thin over `installer` (how a file is edited) and the host modules (what goes whe
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import installer
-from .base import InstallContext, executables
+from .base import InstallContext, stable_executables
 from .common import HOSTS, canonical_host, host_module
 
 MANIFEST_NAME = ".install-manifest.json"  # dot file: invisible to Obsidian
@@ -49,7 +50,7 @@ def detect(home: Path) -> list[str]:
 
 
 def context(root: Path, user: bool, home: Path | None = None) -> InstallContext:
-    hook, ocm = executables()
+    hook, ocm = stable_executables()
     home = home or Path(os.path.expanduser("~"))
     return InstallContext(root=home if user else root, user=user, hook_exe=hook, ocm_exe=ocm,
                           home=home)
@@ -193,8 +194,13 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
     from .nudge import settings as nudges
 
     checks.append(Check("nudges", "info", *nudges.describe(str(vault.root), dict(os.environ))))
-    hook_ok = os.access(ctx.hook_exe.split(" ")[0], os.X_OK)
-    checks.append(Check("ocm-hook", "ok" if hook_ok else "fail", ctx.hook_exe,
+    import shutil
+
+    hook_word = ctx.hook_exe.split(" ")[0]
+    hook_path = hook_word if os.path.isabs(hook_word) else shutil.which(hook_word)
+    hook_ok = bool(hook_path) and os.access(str(hook_path), os.X_OK)
+    checks.append(Check("ocm-hook", "ok" if hook_ok else "fail",
+                        ctx.hook_exe if hook_path == hook_word else f"{hook_word} ({hook_path})",
                         "" if hook_ok else "reinstall ocm (pip install opencodememory)"))
     for host in HOSTS:
         for scope, c in (("project", ctx), ("user", user_ctx)):
@@ -213,18 +219,46 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
             checks.append(Check(f"{host} ({scope})", status_word, detail,
                                 f"ocm init --agents {host}{' --user' if scope == 'user' else ''}"
                                 if status_word != "ok" else "; ".join(todo)))
+            if scope == "project" and not missing and not stale and _never_fired(project, host):
+                checks.append(Check(f"{host} hooks", "warn", "wired, but no hook of it has "
+                                    "fired in this project yet (no session of it, nothing in "
+                                    "the hook log)", "; ".join(todo)))
     return checks
 
 
+_COMMAND_LINE = re.compile(
+    r'"(?:command|bash)"\s*:\s*"((?:[^"\\]|\\.)*)"|^command\s*=\s*"([^"]*)"', re.M)
+
+
 def _stale_commands(steps: list[installer.Step]) -> list[str]:
+    """The ocm commands a host's config runs that no longer exist: an absolute path that is
+    gone (a moved or deleted clone), or a bare name the PATH does not find."""
+    import shutil
+
     out = []
     for step in steps:
         text = installer._read(step.path) or ""
-        for word in ("ocm-hook",):
-            for line in text.splitlines():
-                if word in line and '"command"' in line:
-                    value = line.split('"command"', 1)[1].split('"', 2)
-                    exe = _command_exe(value[1]) if len(value) > 2 else None
-                    if exe and os.path.isabs(exe) and not os.access(exe, os.X_OK):
-                        out.append(f"{step.path.name} runs a missing {exe}")
+        for match in _COMMAND_LINE.finditer(text):
+            exe = _command_exe(match.group(1) or match.group(2) or "")
+            if not exe or os.path.basename(exe).split(".")[0] not in ("ocm-hook", "ocm"):
+                continue
+            if os.path.isabs(exe) and not os.access(exe, os.X_OK):
+                out.append(f"{step.path.name} runs {exe}, which no longer exists")
+            elif not os.path.isabs(exe) and not shutil.which(exe):
+                out.append(f"{step.path.name} runs `{exe}`, which is not on PATH")
     return list(dict.fromkeys(out))
+
+
+def _never_fired(project: Any, host: str) -> bool:
+    """Wired, but no hook of the host has reached this vault: no session note of it and
+    no line of it in the hook log."""
+    from ocm.vault.freshness import journal
+
+    if any(data.get("tool") == host for _, data in project.vault.session_headers()):
+        return False
+    log = Path(journal.hooks_dir(project.vault.root)) / journal.LOG
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    return not re.search(rf"(^|\s){re.escape(host)}\s", text, re.M)

@@ -18,7 +18,8 @@ _VAULT = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Vault folder (default: <project root>/.openCodeMemory, or $OCM_VAULT).")
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
-_AGENTS_HELP = ("Hosts to wire: claude-code,cursor,codex,gemini,vscode, 'all' or 'none' "
+_AGENTS_HELP = ("Hosts to wire: claude-code,cursor,codex,gemini,vscode,opencode,windsurf,"
+                "copilot, 'all' or 'none' "
                 "(default: the ones installed on this machine).")
 
 

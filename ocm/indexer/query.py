@@ -46,6 +46,7 @@ TOOLS: tuple[str, ...] = (
     "opencode",
     "windsurf",
     "antigravity",
+    "copilot",
 )
 
 # Keys are normalised by _norm_tool (casefolded, runs of space/_/- -> one space).
@@ -69,7 +70,8 @@ _TOOL_ALIASES: dict[str, str] = {
     "vs code": "vscode",
     "visual studio code": "vscode",
     "code oss": "vscode",
-    "copilot": "vscode",
+    "copilot": "copilot",
+    "copilot cli": "copilot",
     "github copilot": "vscode",
     "copilot chat": "vscode",
     "opencode": "opencode",

@@ -269,6 +269,8 @@ def serve(server: Any) -> None:
     """Run an MCPServer on stdio through the checked wire."""
     from mcp.server.stdio import stdio_server
 
+    from . import handshake
+
     wire_in, wire_out = _claim_std_fds()
     _watch_parent()
     log.info("ocm: serving on stdio (parent %d)", os.getppid())
@@ -278,6 +280,6 @@ def serve(server: Any) -> None:
         stdin = _Input(wire_in, output, lambda: _exit_soon("the client closed stdin"))
         lowlevel = server._lowlevel_server  # noqa: SLF001 - what run_stdio_async uses
         async with stdio_server(stdin=stdin, stdout=output) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            await handshake.serve(lowlevel, read, write)
 
     anyio.run(run)

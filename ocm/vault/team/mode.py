@@ -30,7 +30,7 @@ ATTRIBUTES = f"""{MARKER}: every note merges through ocm (`ocm init` registers t
 *.md merge={DRIVER}
 """
 _ALWAYS_IGNORED = [".index/", ".locks/", ".hooks/", ".ocm-state.json", ".ocm-tmp-*",
-                   ".obsidian/", "transcripts/"]
+                   ".obsidian/", "transcripts/", ".install-manifest.json"]
 
 
 def ignore_text(share_sessions: bool) -> str:

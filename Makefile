@@ -32,6 +32,7 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # The real host programs (npm, cached) against a mock model on 127.0.0.1: tests_e2e/run.py.
@@ -52,6 +53,7 @@ e2e-ui: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache

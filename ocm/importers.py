@@ -220,7 +220,7 @@ def plan_mcp_memory(source: Path) -> list[Planned]:
                 continue
             try:
                 item = json.loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from None
             except RecursionError:
                 raise InvalidInput(f"{path}:{number}: JSON nested too deeply") from None
@@ -239,10 +239,12 @@ def plan_mcp_memory(source: Path) -> list[Planned]:
                 entry["observations"] += [str(o).strip() for o in observations if str(o).strip()]
             elif kind == "relation":
                 ends = [item.get(k) for k in ("from", "to", "relationType")]
-                if not all(isinstance(e, str) and e.strip() for e in ends):
+                ends = [e for e in ends if isinstance(e, str) and e.strip()]
+                if len(ends) != 3:
                     raise InvalidInput(f"{path}:{number}: a relation needs from, to and "
                                        "relationType")
-                relations.append((ends[0].strip(), ends[1].strip(), ends[2].strip()))
+                relations.append((str(ends[0]).strip(), str(ends[1]).strip(),
+                                  str(ends[2]).strip()))
             else:
                 raise InvalidInput(f"{path}:{number}: unknown line type {kind!r} "
                                    "(expected entity or relation)")
@@ -314,7 +316,9 @@ def _heading_type(heading: str, default: str) -> str:
 
 
 def _paragraphs(lines: list[str]) -> list[str]:
-    out, current, fence = [], [], False
+    out: list[str] = []
+    current: list[str] = []
+    fence = False
     for line in lines:
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence

@@ -125,7 +125,7 @@ def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
         time = str(rec.get("timestamp") or "")
         kind = payload.get("type")
         if kind == "message":
-            content = payload.get("content") if isinstance(payload.get("content"), list) else []
+            content = c.as_list(payload.get("content"))
             text = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict)
                              and b.get("type") in ("input_text", "output_text", "text"))
             if payload.get("role") == "user" and _typed_by_user(payload, text):

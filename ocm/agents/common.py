@@ -39,6 +39,16 @@ def host_module(host: str) -> ModuleType:
     return importlib.import_module(f"ocm.agents.{MODULES[host]}")
 
 
+def as_dict(value: object) -> dict[str, Any]:
+    """A payload's nested object, or an empty one when it is missing or of another shape."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """A payload's nested list, or an empty one when it is missing or of another shape."""
+    return value if isinstance(value, list) else []
+
+
 # Canonical kinds of event, whatever the host calls them.
 START, PROMPT, TOOL, TOOL_FAILED, FILE_EDIT, SHELL, COMPACT, STOP, END, IGNORE = (
     "start", "prompt", "tool", "tool_failed", "file_edit", "shell", "compact", "stop", "end",
@@ -431,7 +441,7 @@ def parse_tool(ev: HookEvent, data: dict[str, Any], failed: bool) -> None:
             # Cursor's afterShellExecution: command, output and exit code at the top level
             kind, tool_input, response = "shell", data, data
     if kind == "edit-event":
-        edits = data.get("edits") if isinstance(data.get("edits"), list) else []
+        edits = as_list(data.get("edits"))
         created = bool(edits) and all(
             isinstance(e, dict) and not (e.get("old_string") or e.get("oldString"))
             for e in edits)
@@ -500,8 +510,8 @@ def parse(host: str, invoked: str, event: str, kind: str, data: dict[str, Any]) 
             raw = ""
         ev.prompt = redacted_cut(raw, MAX_PROMPT_CHARS * 4)
         if not ev.prompt:
-            llm = data.get("llm_request") if isinstance(data.get("llm_request"), dict) else {}
-            msgs = llm.get("messages") if isinstance(llm.get("messages"), list) else []
+            llm = as_dict(data.get("llm_request"))
+            msgs = as_list(llm.get("messages"))
             users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
             ev.prompt = redacted_cut(text_of(users[-1].get("content")),
                                      MAX_PROMPT_CHARS * 4) if users else ""

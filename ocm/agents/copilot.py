@@ -100,7 +100,7 @@ def _result(data: dict[str, Any]) -> tuple[int | None, str]:
     from .transcript import outcome
 
     shell = data.get("shellExecution")
-    result = data.get("result") if isinstance(data.get("result"), dict) else {}
+    result = c.as_dict(data.get("result"))
     text = c.text_of(result.get("content") or data.get("error"), 20_000)
     if isinstance(shell, dict) and isinstance(shell.get("exitCode"), int):
         code = shell["exitCode"]
@@ -117,7 +117,7 @@ def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
     out = TurnBuilder()
     for rec in records(lines):
         kind = str(rec.get("type") or "")
-        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        data = c.as_dict(rec.get("data"))
         time = str(rec.get("timestamp") or "")
         if kind.startswith(("session.", "hook.", "system.", "assistant.turn_", "tool.")):
             out.known += 1

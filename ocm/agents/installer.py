@@ -24,7 +24,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ class AppendItem:
 @dataclass
 class JsonStep:
     path: Path
-    edits: list[SetKey | AppendItem]
+    edits: Sequence[SetKey | AppendItem]
     what: str
     skeleton: dict[str, Any] = field(default_factory=dict)
 

@@ -234,7 +234,7 @@ def _slim_part(part: dict[str, Any]) -> dict[str, Any] | None:
                 "synthetic": bool(part.get("synthetic"))}
     if kind != "tool":
         return None
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = c.as_dict(part.get("state"))
     tool_input = state.get("input")
     if isinstance(tool_input, dict):
         tool_input = {k: v for k, v in tool_input.items() if k not in _DROP_INPUT}
@@ -242,7 +242,7 @@ def _slim_part(part: dict[str, Any]) -> dict[str, Any] | None:
     if len(output) > 2 * _OUTPUT_END:
         output = _redacted(output)  # before the cut: a straddling secret leaves nothing
         output = output[:_OUTPUT_END] + "\n" + output[-_OUTPUT_END:]
-    meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    meta = c.as_dict(state.get("metadata"))
     return {"type": "tool", "tool": part.get("tool") or "?", "callID": part.get("callID") or "",
             "state": {"status": state.get("status") or "", "input": tool_input,
                       "output": output, "metadata": {"exit": meta.get("exit")}}}
@@ -371,7 +371,7 @@ def parse_transcript(lines: list[bytes], cwd: str) -> tuple[list[Any], int]:
             if part.get("type") == "text":
                 out.text(str(part.get("text") or ""), time)
                 continue
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            state = c.as_dict(part.get("state"))
             call = describe_tool(str(part.get("tool") or "?"), state.get("input"), cwd)
             status = str(state.get("status") or "")
             exit_code = (state.get("metadata") or {}).get("exit")

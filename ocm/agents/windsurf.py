@@ -37,7 +37,7 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
     the host-neutral parser reads; a payload without the envelope is left as it is."""
     if "agent_action_name" not in data and "trajectory_id" not in data:
         return data
-    info = data.get("tool_info") if isinstance(data.get("tool_info"), dict) else {}
+    info = c.as_dict(data.get("tool_info"))
     out: dict[str, Any] = {"session_id": data.get("trajectory_id"),
                            "hook_event_name": data.get("agent_action_name"),
                            "cwd": info.get("cwd") or data.get("cwd")}
@@ -46,7 +46,7 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         out["prompt"] = info.get("user_prompt")
     elif action == "post-write-code":
         out.update(tool_name="write_file", tool_input={"file_path": info.get("file_path")})
-        edits = info.get("edits") if isinstance(info.get("edits"), list) else []
+        edits = c.as_list(info.get("edits"))
         if edits and all(isinstance(e, dict) and not e.get("old_string") for e in edits):
             out["tool_name"] = "create_file"
         elif edits:

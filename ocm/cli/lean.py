@@ -64,9 +64,10 @@ def parse_search(args: list[str]) -> dict[str, Any] | None:
         if key is None:
             return None
         if not equals:
-            value = next(rest, None)
-            if value is None:
+            following = next(rest, None)
+            if following is None:
                 return None
+            value = following
         if key == "types":
             types.append(value)
         else:

@@ -131,7 +131,7 @@ class CodePartsFilter(Filter):
     ``client``, ``py``. Put it before lowercasing: camelCase detection needs case.
     """
 
-    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:
+    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:  # type: ignore[override]
         for t in tokens:
             text = t.text
             if _is_atomic(text):
@@ -148,7 +148,7 @@ class CodePartsFilter(Filter):
                 t.text = piece
                 t.stopped = False
                 if keep:
-                    t.original = piece
+                    t.original = piece  # type: ignore[attr-defined]  # Token's attrs are open
                 if chars:
                     t.startchar = start + pstart
                     t.endchar = start + pend
@@ -163,7 +163,7 @@ class SimpleWordStemFilter(StemFilter):
     without helping recall, since their parts are stemmed separately anyway.
     """
 
-    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:  # type: ignore[override]
         stemfn = self._stem
         for t in tokens:
             if not t.stopped:
@@ -326,7 +326,7 @@ class CodeAnalyzer(Analyzer):
                 t.boost = 1.0
                 t.stopped = term.stopped
                 if keeporiginal:
-                    t.original = term.original
+                    t.original = term.original  # type: ignore[attr-defined]
                 if positions:
                     t.pos = pos
                 if chars:

@@ -88,6 +88,7 @@ class BuildWriter(SegmentWriter):
             # the words stay str (their order is their UTF-8 bytes' order).
             if not isinstance(value, str | list | tuple):
                 raise ValueError(f"{value!r} is not unicode or sequence")
+            assert field.format is not None  # every indexed field has one
             items = field.format.word_values(value, field.analyzer, mode="index")
         else:
             items = field.index(value)

@@ -122,7 +122,7 @@ def transcript_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     text = "\n".join(block.title + "\n" + block.text() if block.level else block.text()
                      for block in doc.blocks)
     session = unlink(fm.get("session"))
-    meta = {"title": f"Transcript of {session or fallback_id}", "files": [],
+    meta: dict[str, Any] = {"title": f"Transcript of {session or fallback_id}", "files": [],
             "session": session, "turns": fm.get("turns") or 0,
             "snippet": " ".join(text.split())[:SNIPPET_CHARS]}
     return {

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from filelock import Timeout
 from whoosh import index as windex
@@ -541,10 +541,12 @@ class NoteIndex:
         while rels:
             batch = rels[done:] if deadline is not None else rels[done:done + size]
             before = len(known) + len(broken)
-            offset = done
-            self._build(ix, scan, batch, known, broken, report, None if progress is None else
-                        lambda step, _, offset=offset: progress(offset + step, len(rels)),
-                        until=deadline)
+            step_progress = None
+            if progress is not None:
+                def step_progress(step: int, _: int, offset: int = done) -> None:
+                    assert progress is not None
+                    progress(offset + step, len(rels))
+            self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
             done += len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
             if done >= len(rels) or (deadline is not None and time.monotonic() >= deadline):
@@ -661,23 +663,23 @@ class NoteIndex:
         readers by segment id alone, so deletions on a kept segment stay visible (and it
         raises TypeError when a reused reader reports no segments). A segment's deletions
         only ever grow, so (segment id, deleted count) identifies what a reader shows."""
-        from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+        from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
 
         old = self._searcher
-        reusable: dict[tuple[str, int], object] = {}
+        reusable: dict[tuple[str, int], Any] = {}
         if old is not None:
             for reader, _ in old.ixreader.leaf_readers():
                 segment = reader.segment() if hasattr(reader, "segment") else None
                 if segment is not None and not getattr(reader, "is_closed", False):
                     reusable[(segment.segment_id(), segment.deleted_count())] = reader
-        toc = ix._read_toc()
+        toc = ix._read_toc()  # type: ignore[attr-defined]  # FileIndex's own TOC reader
         self._searcher_generation = toc.generation
         readers, opened = [], []
         try:
             for segment in toc.segments:
                 reader = reusable.pop((segment.segment_id(), segment.deleted_count()), None)
                 if reader is None:
-                    reader = SegmentReader(ix.storage, toc.schema, segment,
+                    reader = SegmentReader(ix.storage, toc.schema, segment,  # type: ignore[attr-defined]
                                            generation=toc.generation)
                     opened.append(reader)
                 readers.append(reader)
@@ -689,6 +691,7 @@ class NoteIndex:
         for reader in reusable.values():  # segments merged away or with new deletions
             with contextlib.suppress(Exception):
                 reader.close()
+        top: IndexReader
         if not readers:
             top = EmptyReader(toc.schema)
         else:
@@ -924,5 +927,5 @@ def _writer(ix: windex.Index, build: bool = False, lock: bool = True):
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)
         except LockError:
             if time.monotonic() > deadline:
-                raise OcmError(f"search index at {ix.storage.folder} stayed locked for "
+                raise OcmError(f"search index at {ix.storage.folder} stayed locked for "  # type: ignore[attr-defined]
                                f"{WRITER_TIMEOUT_S:.0f}s; try again") from None

@@ -57,7 +57,7 @@ class LiveSearcher(Searcher):
         import numpy as np
 
         if isinstance(text, bytes):
-            text = self.schema[fieldname].from_bytes(text)
+            text = str(self.schema[fieldname].from_bytes(text))
         total = 0
         # The postings the scorer decodes (and has, when it asks for the idf): their length
         # is the segment's document frequency, without a second lookup of the term.

@@ -82,7 +82,7 @@ def _rows_under(store: Any, prefix: str) -> Any:
     known, looked, rows = seen.get(prefix, (None, 0, None))
     if known is not paths or rows is None:
         looked, rows = 0, np.zeros(0, dtype=np.int64)
-    if known is not paths or len(paths) > looked:
+    if known is not paths or len(paths or ()) > looked:
         more = np.fromiter((at for at in range(looked, len(paths))
                             if paths[at].startswith(prefix)), dtype=np.int64)
         rows = np.concatenate((rows, more))

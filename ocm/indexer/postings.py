@@ -179,8 +179,8 @@ class SegmentCache:
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         for key in [k for k in self._postings if k[0] not in live]:
             self._forget(key)
-        for key in [k for k in self._stored if k[0] not in live]:
-            del self._stored[key]
+        for stored in [k for k in self._stored if k[0] not in live]:
+            del self._stored[stored]
         self._keys = {k: v for k, v in self._keys.items() if k in live}
         self._saved = {k: v for k, v in self._saved.items() if k in live}
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from dateutil.relativedelta import relativedelta
 
@@ -316,7 +317,7 @@ class _Hit:
 Range = tuple[datetime, datetime]
 
 
-def _dateutil_parse(text: str, **kwargs: object) -> datetime:
+def _dateutil_parse(text: str, **kwargs: Any) -> datetime:
     # dateutil's parser costs ~25 ms to import; most queries name no date.
     from dateutil.parser import parse
 
@@ -372,8 +373,8 @@ def _resolve_date(m: re.Match[str], prefix: str, now: datetime, query: str) -> t
     text = " ".join(raw.casefold().split())
 
     if form == "dotted":
-        day, month, year = (int(part) for part in text.split("."))
-        d = date(year, month, day)
+        day, month, full_year = (int(part) for part in text.split("."))
+        d = date(full_year, month, day)
         return form, (_day(d), _day(d + timedelta(days=1)))
     if form in ("iso", "md", "dm"):
         has_year = re.search(_YEAR + r"$", text) is not None or form == "iso"

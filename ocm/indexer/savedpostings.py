@@ -212,7 +212,7 @@ class SavedPostings:
         found = np.empty(end - start, dtype=dtype)
         at = section + 4 * start
         if hasattr(os, "preadv"):
-            done = os.preadv(self._handle.fileno(), [found], at)
+            done = os.preadv(self._handle.fileno(), [found], at)  # type: ignore[list-item]
         else:  # Windows, older macOS: the handle's position is shared, so one at a time
             with self._lock:
                 self._handle.seek(at)

@@ -37,6 +37,7 @@ def build_schema() -> Schema:
     def text() -> TEXT:
         field = TEXT(analyzer=analyzer, phrase=False)
         # Same postings as TEXT's Frequency format, counted without a Token per word.
+        assert field.format is not None  # TEXT always has one
         field.format = CountedFrequency(field_boost=field.format.field_boost)
         return field
 

@@ -497,7 +497,8 @@ def _explain(searcher: Any, terms: list[str], paths: tuple[str, ...], path: str)
         sub, _ = text_query(" ".join(terms), paths if name == "files" else ())
         if sub is None:
             continue
-        narrowed = Q.Or([c for c in sub.subqueries if getattr(c, "fieldname", None) == name])
+        clauses = getattr(sub, "subqueries", ())  # text_query builds an Or of clauses
+        narrowed = Q.Or([c for c in clauses if getattr(c, "fieldname", None) == name])
         if not narrowed.subqueries:
             continue
         found = searcher.search(narrowed, filter=only, limit=1)

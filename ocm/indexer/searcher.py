@@ -226,9 +226,9 @@ class VaultSearch:
         if ranked:
             from ocm.indexer.embed import failure_notice
 
-            notice = failure_notice(self.home.root)
-            if notice:
-                self.notices.append(notice)
+            failed = failure_notice(self.home.root)
+            if failed:
+                self.notices.append(failed)
         listed = plan.limit if plan.group or not ranked else max(plan.limit, engine.CANDIDATES)
         ranked_hits = engine.rank(hits, plan.when, listed, ranked=ranked,
                                   priors=engine.intent_priors(plan.query),

@@ -172,7 +172,7 @@ class Backend:
             folder, source = Path.cwd(), "cwd"
         return await anyio.to_thread.run_sync(self._open, folder, source)
 
-    def _open(self, folder: Path, source: str) -> Any:
+    def _open(self, folder: Path, source: str | None) -> Any:
         with self._lock:
             if self._project is None:
                 from ocm.project import Project

@@ -262,7 +262,7 @@ def _claim_std_fds() -> tuple[BinaryIO, BinaryIO]:
         os.close(null)
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
-    return wire_in, wire_out  # type: ignore[return-value]
+    return wire_in, wire_out
 
 
 def serve(server: Any) -> None:

@@ -193,8 +193,8 @@ def build(project: Project, port: int, token: str | None = None) -> Starlette:
                    for hit in ui.call(project.lookup, "session", sessions)}
         per_day_records: dict[date, Counter[str]] = defaultdict(Counter)
         for r in records:
-            if (day := _day(r)) is not None:
-                per_day_records[day][tool_of.get(str(r.meta.get("session") or ""),
+            if (when := _day(r)) is not None:
+                per_day_records[when][tool_of.get(str(r.meta.get("session") or ""),
                                                  "by hand")] += 1
         pictures = [
             charts.daily_bars(per_day_sessions, "Sessions per day, by tool"),

@@ -82,7 +82,7 @@ def _exchange(a: Path, b: Path) -> bool:
             _renameat2 = libc.renameat2
         except (OSError, AttributeError):
             pass
-    if _renameat2 is None:
+    if not callable(_renameat2):
         return False
     import ctypes
 

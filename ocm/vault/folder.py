@@ -142,8 +142,10 @@ class NoteFolder:
                     return result, False
                 check_size(path, new_text)
                 # edited under us (checked again after our fsync): re-read and re-apply
-                if atomic_write_text(path, new_text,
-                                     unchanged=lambda at, sig=signature: file_signature(at) == sig):
+                def unchanged(at: Path, sig: tuple[int, int] | None = signature) -> bool:
+                    return file_signature(at) == sig
+
+                if atomic_write_text(path, new_text, unchanged=unchanged):
                     return result, True
         raise Conflict(f"{path} kept changing while ocm was writing it; nothing was written")
 

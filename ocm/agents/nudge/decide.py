@@ -23,6 +23,7 @@ import json
 import os
 import re
 
+from ocm.agents.common import as_dict
 from ocm.vault.freshness import journal
 
 from . import message
@@ -109,7 +110,7 @@ _FIXED = re.compile(r"^`(.+?)` passed after editing")
 def happened(base: dict[str, Any], now: dict[str, Any], failing: list[str],
              last_message: str) -> str:
     """The sentence naming the turn's real work since `base`; "" for a trivial turn."""
-    before = base.get("files") if isinstance(base.get("files"), dict) else {}
+    before = as_dict(base.get("files"))
     files = [path for path, change in now["files"].items() if before.get(path) != change]
     old = set(base.get("failed") or [])
     new_lines = [line for line in now["failed"] if line not in old]
@@ -148,7 +149,7 @@ def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
     note = SessionNote(Document.parse(path.read_text(encoding="utf-8")))
     now = snapshot(note)
     state = load(vault_dir, note_id)
-    base = state.get("base") if isinstance(state.get("base"), dict) else {}
+    base = as_dict(state.get("base"))
     if ev.interrupted:  # the user stopped the turn: its work waits for the next turn's end
         return None
     follow_up = ev.stop_active or bool(state.get("nudged"))
@@ -182,7 +183,7 @@ def before_commit(project: Any, ev: HookEvent, note_id: str, vault_dir: str) -> 
         path = project.vault.find_session(note_id)
         now = snapshot(SessionNote(Document.parse(path.read_text(encoding="utf-8"))))
         state = load(vault_dir, note_id)
-        base = state.get("base") if isinstance(state.get("base"), dict) else {}
+        base = as_dict(state.get("base"))
         if now["agent"] != (base.get("agent") or ""):
             return None  # saved since the last snapshot
         sentence = happened(base, now, _still_failing(vault_dir, note_id), "")

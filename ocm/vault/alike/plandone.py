@@ -152,7 +152,7 @@ def _clauses(pattern: re.Pattern[str], text: str, files: Iterable[str], done: bo
         if active:  # "TODO: split X", "we have split X": X is what it is about
             about |= subject_words(_PREPOSITION.split(rest, 1)[0])
         if not about:  # "it should be split": what the record said before, else its files
-            about = set(subject_words(before)) or stems
+            about = set(subject_words(before)) or set(stems)
         words = rest.split()[:ACTION_WORDS]
         made = _REASON.split(" ".join(words), 1)[0]  # "dropped now that ...": no object
         out.append(Clause(family, " ".join([verb, *words]), frozenset(about),

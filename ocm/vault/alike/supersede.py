@@ -149,7 +149,7 @@ def eligible(new: dict, old: dict) -> bool:
 @dataclass
 class Match:
     old_id: str
-    old_path: object  # Path
+    old_path: Path
     old_title: str
     score: float
     shared_file: bool
@@ -157,7 +157,7 @@ class Match:
     done: str = ""
 
     @classmethod
-    def of(cls, note_id: str, path: object, title: str, decision: Decision) -> Match:
+    def of(cls, note_id: str, path: Path, title: str, decision: Decision) -> Match:
         return cls(note_id, path, title, decision.score, decision.shared_file,
                    decision.meaning, decision.done)
 
@@ -215,7 +215,7 @@ def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]
     checked against the older active records of its type, oldest first (`ocm supersede`)."""
     from ..memories import MemoryNote
 
-    by_type: dict[str, list[tuple[object, MemoryNote]]] = {}
+    by_type: dict[str, list[tuple[Path, MemoryNote]]] = {}
     for path, note in vault.memory_notes():
         if note.status == "active":
             by_type.setdefault(note.type, []).append((path, note))
@@ -241,7 +241,7 @@ def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]
                 if not eligible(info, old_info):
                     continue
                 decision = judge(old.title, old.content, old.str_list("files"), new.title,
-                                 new.content, info["files"], meaning=meaning)
+                                 new.content, new.str_list("files"), meaning=meaning)
                 if decision.supersede and (best is None or decision.score > best.score):
                     best = Match.of(old.id, old_path, old.title, decision)
             if best is not None:

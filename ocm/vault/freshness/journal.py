@@ -231,7 +231,8 @@ def _drop_redelivered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         sid = str(rec.get("s") or "")
         payload = once.partition(":")[0]
-        at = rec.get("t") if isinstance(rec.get("t"), int | float) else 0.0
+        stamp = rec.get("t")
+        at = float(stamp) if isinstance(stamp, int | float) else 0.0
         last, last_time, seen = state.get(sid, ("", 0.0, set()))
         if payload != last or abs(at - last_time) > DUPLICATE_WINDOW_S:
             seen = set()

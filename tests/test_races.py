@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ocm.project import Project
-from ocm.vault import locks, store
+from ocm.vault import folder, locks
 from ocm.vault.markdown import Document
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -22,7 +22,7 @@ def test_a_save_between_the_check_and_the_swap_is_kept(tmp_path: Path,
     project = Project(tmp_path / ".openCodeMemory", tmp_path)
     project.vault.ensure_layout()
     path = project.remember("Pool size is 10 connections", "gotcha").path
-    real = store.file_signature
+    real = folder.file_signature
     calls = []
 
     def signature_then_a_person_saves(at: Path):
@@ -33,7 +33,7 @@ def test_a_save_between_the_check_and_the_swap_is_kept(tmp_path: Path,
                 handle.write("A line the person typed.\n")
         return found
 
-    monkeypatch.setattr(store, "file_signature", signature_then_a_person_saves)
+    monkeypatch.setattr(folder, "file_signature", signature_then_a_person_saves)
     project.vault._edit(path, locks.note(path),
                         lambda doc: doc.frontmatter.set("importance", 9))
     text = path.read_text(encoding="utf-8")

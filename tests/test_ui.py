@@ -293,16 +293,17 @@ def test_search_shows_section_snippet_and_explanation(client: TestClient) -> Non
     assert "Nothing found" in empty
 
 
-def test_search_shows_matched_and_confidence_when_hits_have_them(filled: Project) -> None:
+def test_search_shows_what_matched_and_how_sure(filled: Project, client: TestClient) -> None:
     from ocm.ui.app import _why
 
     hit = filled.search("backoff jitter")[0]
-    plain = _why(hit)
-    assert "snippet" in plain
-    hit.meta["matched"] = ["backoff", "jitter"]
-    hit.meta["confidence"] = "high"
     shown = _why(hit)
-    assert shown["matched"] == ["backoff", "jitter"] and shown["confidence"] == "high"
+    assert "snippet" in shown
+    assert hit.matched in ("words", "meaning", "both") and shown["matched"] == hit.matched
+    assert hit.confidence is not None and 0 <= hit.confidence <= 1
+    assert shown["confidence"] == f"{hit.confidence:.2f}"
+    html = client.get("/search", params={"q": "backoff jitter"}).text
+    assert f"matched: {hit.matched}" in html and f"confidence: {shown['confidence']}" in html
 
 
 def test_activity_pictures(client: TestClient) -> None:

@@ -171,7 +171,9 @@ def test_a_failed_save_changes_nothing_and_fails_nothing(
     pets.index_for(pets.vault).close()
     path = pets.vault.index_dir / VECTORS
     before = path.read_bytes()
-    note = pets.vault.root / sorted(on_disk(pets))[0]
+    # A note other than the cat's changes (the kitten is found by meaning below).
+    note = next(pets.vault.root / rel for rel in sorted(on_disk(pets))
+                if "cat" not in (pets.vault.root / rel).read_text())
     note.write_text(note.read_text() + "\nA full disk, say.\n")
     other = Project.open(cwd=pets.root)
     first_title(other, "radiator")

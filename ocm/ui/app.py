@@ -255,12 +255,10 @@ def _why(hit: Any) -> dict[str, Any]:
         "snippet": getattr(chunk, "snippet", "") or hit.meta.get("snippet") or "",
         "anchor": getattr(chunk, "anchor", "") or "",
     }
-    for name in ("matched", "confidence"):
-        value = getattr(hit, name, None)
-        if value is None and isinstance(hit.meta, dict):
-            value = hit.meta.get(name)
-        if value is not None and value != "" and value != []:
-            out[name] = value
+    if hit.matched:
+        out["matched"] = hit.matched
+    if hit.confidence is not None:
+        out["confidence"] = f"{hit.confidence:.2f}"
     if hit.explain:
         out["explain"] = hit.explain
     return out

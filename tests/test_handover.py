@@ -263,6 +263,35 @@ def test_a_failure_that_passed_later_is_not_handed_over(repo: Path, env: dict[st
     assert "`pytest -q tests/test_backoff.py` passed" in of_tool("claude-code", repo).read_text()
 
 
+def test_a_failure_that_passed_then_failed_again_is_handed_over(
+        repo: Path, env: dict[str, str]) -> None:
+    """Failed, passed, failed again with the same error: the last word is the failure, both
+    within one fold of the journal and across folds (a turn's end between the runs)."""
+    failing = json.loads(h.payload("claude-code", "post-tool-use-failure-bash", repo, "x"))
+    for folds in (False, True):
+        sid = str(uuid.uuid4())
+        start("claude-code", repo, env, sid)
+        hook("claude-code", "user-prompt-submit", repo, env, sid)
+        for name in ("post-tool-use-failure-bash", "post-tool-use-bash",
+                     "post-tool-use-failure-bash", "post-tool-use-bash",
+                     "post-tool-use-failure-bash"):
+            hook("claude-code", name, repo, env, sid, tool_input=failing["tool_input"])
+            if folds:
+                hook("claude-code", "stop", repo, env, sid,
+                     last_assistant_message=f"Ran the tests ({name}).")
+        hook("claude-code", "session-end", repo, env, sid)
+        [note] = [p for p in h.sessions(repo) if front(p).get("tool") == "claude-code"
+                  and sid in p.read_text()]
+        block = last_session(start("codex", repo, env))
+        assert "`pytest -q tests/test_backoff.py` fails: E AssertionError" in block, (
+            folds, block)
+        section = note.read_text().split("## Failed Commands", 1)[1].split("\n## ", 1)[0]
+        bullets = [ln for ln in section.splitlines() if ln.startswith("- ")]
+        assert bullets[:2] == ["- `pytest -q tests/test_backoff.py` passed",
+                               "- `pytest -q tests/test_backoff.py` failed: "
+                               "`E AssertionError: assert 9 == 8`"], (folds, section)
+
+
 def test_unresolved_failures_reads_the_failed_commands_section() -> None:
     items = ["`pytest -q` failed: `E   assert 1 == 2`", "`make` failed",
              "`pytest -q` passed after editing `a.py` (bug_fix memory m1)",

@@ -408,3 +408,50 @@ def test_the_transcript_anchor_is_handed_over(repo: Path, env: dict[str, str]) -
     note = of_tool("claude-code", repo)
     block = last_session(start("codex", repo, env))
     assert (f"; the conversation: ocm__get_note {note.stem}_transcript (#Turn 1)") in block
+
+
+# --------------------------------------------------------------------------- more hosts
+
+COPILOT_EVENTS = {"sessionStart": "session-start", "userPromptSubmitted": "user-prompt-submitted",
+                  "postToolUse": "post-tool-use", "agentStop": "stop",
+                  "sessionEnd": "session-end"}  # what `ocm init --agents copilot` wires
+
+
+def test_a_recorded_copilot_session_is_handed_over(repo: Path, env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    """The recorded Copilot CLI 1.0.102 session (create src/greet.py, its run fails, an edit,
+    it passes; the final message only in events.jsonl, which `agentStop` names) replayed
+    through its wired events: the next Claude Code session is told of it."""
+    home = tmp_path / "copilot-home"
+
+    def moved(text: str) -> str:
+        return text.replace("/home/dev/probes/copilot-native/shop", str(repo)).replace(
+            "/home/dev/probes/copilot-native/home", str(home))
+
+    transcript = RECORDED.parent / "transcripts" / "copilot" / "events.jsonl"
+    sid = ""
+    for path in sorted((RECORDED / "copilot").glob("*.json")):
+        event = COPILOT_EVENTS.get(path.stem.split("-", 1)[1])
+        data = json.loads(moved(path.read_text()))
+        sid = data["sessionId"]
+        if event is None:
+            continue  # preToolUse, permissionRequest: not wired
+        if data.get("toolName") == "create":
+            Path(data["toolArgs"]["path"]).parent.mkdir(parents=True, exist_ok=True)
+            Path(data["toolArgs"]["path"]).write_text(data["toolArgs"]["file_text"])
+        if data.get("toolName") == "edit":
+            Path(data["toolArgs"]["path"]).write_text(data["toolArgs"]["new_str"])
+        if event == "stop":
+            target = Path(data["transcriptPath"])
+            target.parent.mkdir(parents=True)
+            target.write_text(moved(transcript.read_text()))
+        out = h.run_hook(["copilot", event], json.dumps(data).encode(), env, cwd=repo)
+        assert out.returncode == 0, out.stderr
+    assert sid
+    block = last_session(start("claude-code", repo, env))
+    assert "(handed over from copilot, closed" in block
+    assert "E2E task: create src/greet.py, run it, fix it, remember the gotcha" in block
+    assert "- file: created `src/greet.py`" in block
+    assert "Done (mock)." in block            # the final message, read from the transcript
+    assert "failing" not in block             # failed, then passed after the edit
+    assert "_copilot_transcript" in block     # how to read the conversation

@@ -7,7 +7,9 @@ process per payload) in a temp git repo set up by `ocm init`: the two recorded C
 2.1.332 sessions (tests/fixtures/capture/payloads/claude-code-multiturn-a and -b, copied
 from shared/reference/hosts; -b's `ocm__checkpoint` is an MCP call no hook sees, so it is
 made here with `ocm checkpoint`), and scripted two-prompt sessions for every wired host
-with a payload shape (claude-code, codex, gemini, cursor, vscode, windsurf): prompt 1 edits
+(claude-code, codex, gemini, cursor, vscode, windsurf, copilot, opencode; Copilot CLI's final
+messages come from its events.jsonl transcript and OpenCode's turns from its SQLite database,
+both written here as the session goes, in the recorded shapes): prompt 1 edits
 src/greet.py (a decision: argparse, not click), prompt 2 creates tests/test_greet.py whose
 run fails and is left failing, the last message says what is left; each with and without a
 checkpoint (goal, completed, pending, the decision). Then tools interleaved: the issue's
@@ -26,12 +28,15 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +101,8 @@ GREET_FACTS = [
 @dataclass
 class Host:
     """How one host's hooks report each step (event name, payload), from the documented or
-    recorded payload shapes (tests/fixtures/hooks/<host>/)."""
+    recorded payload shapes (tests/fixtures/hooks/<host>/, tests/fixtures/capture/); a step
+    may also write what the host keeps beside its hooks (a transcript, a database)."""
 
     name: str
     reports: set[str]
@@ -249,7 +255,180 @@ WINDSURF = Host(
     end=lambda sid, root: None,
 )
 
-HOSTS = {h.name: h for h in (CLAUDE, CODEX, GEMINI, CURSOR, VSCODE, WINDSURF)}
+_clock = [0]
+
+
+def _ms() -> int:
+    """Milliseconds now, never the same twice (OpenCode orders its rows by time)."""
+    _clock[0] = max(_clock[0] + 1, int(time.time() * 1000))
+    return _clock[0]
+
+
+# GitHub Copilot CLI: camelCase payloads with a millisecond timestamp (tests/fixtures/capture/
+# payloads/copilot/), a failing shell call reported as `resultType: "success"` with its exit
+# code in the text, and no final message in any payload: `agentStop` names the transcript
+# (`~/.copilot/session-state/<id>/events.jsonl`), which is written here in the recorded
+# shape (tests/fixtures/capture/transcripts/copilot/events.jsonl) as the session goes.
+
+
+def _copilot(sid: str, root: Path, **data: Any) -> dict[str, Any]:
+    return {"sessionId": sid, "timestamp": _ms(), "cwd": str(root), **data}
+
+
+def _copilot_events(sid: str, root: Path) -> Path:
+    return root.parent / "home" / ".copilot" / "session-state" / sid / "events.jsonl"
+
+
+def _copilot_log(sid: str, root: Path, kind: str, data: dict[str, Any]) -> None:
+    path = _copilot_events(sid, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": kind, "data": data, "id": str(uuid.uuid4()),
+                                 "timestamp": stamp}) + "\n")
+
+
+def _copilot_tool(sid: str, root: Path, name: str, args: dict[str, Any], result: str,
+                  exit_code: int | None = None) -> tuple[str, dict[str, Any]]:
+    call = f"toolu_{uuid.uuid4().hex[:8]}"
+    _copilot_log(sid, root, "assistant.message", {"content": "", "toolRequests": [
+        {"toolCallId": call, "name": name, "arguments": args, "type": "function"}]})
+    done: dict[str, Any] = {"toolCallId": call, "success": True, "result": {"content": result}}
+    if exit_code is not None:
+        done["shellExecution"] = {"exitCode": exit_code}
+    _copilot_log(sid, root, "tool.execution_complete", done)
+    return "post-tool-use", _copilot(sid, root, toolName=name, toolArgs=args, toolResult={
+        "resultType": "success", "textResultForLlm": result})
+
+
+def _copilot_prompt(sid: str, root: Path, text: str) -> tuple[str, dict[str, Any]]:
+    _copilot_log(sid, root, "user.message", {"content": text})
+    return "user-prompt-submitted", _copilot(sid, root, prompt=text)
+
+
+def _copilot_write(sid: str, root: Path, rel: str, text: str, new: bool
+                   ) -> tuple[str, dict[str, Any]]:
+    path = str(root / rel)
+    if new:
+        return _copilot_tool(sid, root, "create", {"path": path, "file_text": text},
+                             f"Created file {path} with {len(text)} characters")
+    return _copilot_tool(sid, root, "edit", {"path": path, "old_str": 'print("hello world")\n',
+                                             "new_str": text},
+                         f"File {path} updated with changes.")
+
+
+def _copilot_shell(sid: str, root: Path, cmd: str, out: str, ok: bool
+                   ) -> tuple[str, dict[str, Any]]:
+    code = 0 if ok else 1
+    return _copilot_tool(sid, root, "bash", {"command": cmd, "description": "run it"},
+                         f"{out}\n<shellId: 0 completed with exit code {code}>", code)
+
+
+def _copilot_stop(sid: str, root: Path, msg: str) -> tuple[str, dict[str, Any]]:
+    _copilot_log(sid, root, "assistant.message", {"content": msg, "toolRequests": []})
+    return "stop", _copilot(sid, root, transcriptPath=str(_copilot_events(sid, root)),
+                            stopReason="end_turn", stop_hook_active=False)
+
+
+COPILOT = Host(
+    "copilot", {"message", "exit"},
+    start=lambda sid, root: ("session-start", _copilot(sid, root, source="new",
+                                                       initialPrompt=PROMPT_1)),
+    prompt=_copilot_prompt, write=_copilot_write, shell=_copilot_shell, stop=_copilot_stop,
+    end=lambda sid, root: ("session-end", _copilot(sid, root, reason="complete")),
+)
+
+
+# OpenCode: its plugin (ocm/agents/opencode.py) forwards Claude-shaped payloads; the turns
+# themselves are read at `session.idle` from OpenCode's SQLite database, written here with its
+# schema (tests/fixtures/hooks/opencode/session-db.json, from a real opencode-ai 1.18.33) and
+# the row shapes a real run left there.
+OPENCODE_DB_FIXTURE = REPO / "tests" / "fixtures" / "hooks" / "opencode" / "session-db.json"
+
+
+def _opencode_db(root: Path) -> sqlite3.Connection:
+    path = root.parent / "home" / ".local" / "share" / "opencode" / "opencode.db"
+    fresh = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    if fresh:
+        db.execute("PRAGMA journal_mode = WAL")  # as OpenCode opens it
+        for statement in json.loads(OPENCODE_DB_FIXTURE.read_text())["schema"]:
+            db.execute(statement)
+    return db
+
+
+def _opencode_message(sid: str, root: Path, role: str, parts: list[dict[str, Any]]) -> None:
+    db = _opencode_db(root)
+    try:
+        if not db.execute("SELECT 1 FROM session WHERE id = ?", (sid,)).fetchone():
+            db.execute("INSERT INTO session (id, project_id, slug, directory, title, version, "
+                       "time_created, time_updated) VALUES (?, 'p', 's', ?, 't', '1.18.33', ?, ?)",
+                       (sid, str(root), _ms(), _ms()))
+        created = _ms()
+        times = {"created": created, **({"completed": created} if role == "assistant" else {})}
+        message = f"msg_{created}{uuid.uuid4().hex[:6]}"
+        db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                   (message, sid, created, created, json.dumps({"role": role, "time": times})))
+        for part in parts:
+            stamp = _ms()
+            db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                       (f"prt_{stamp}{uuid.uuid4().hex[:6]}", message, sid, stamp, stamp,
+                        json.dumps(part)))
+    finally:
+        db.close()
+
+
+def _opencode(sid: str, root: Path, event: str, **data: Any) -> dict[str, Any]:
+    return {"hook_event_name": event, "cwd": str(root), "session_id": sid, **data}
+
+
+def _opencode_prompt(sid: str, root: Path, text: str) -> tuple[str, dict[str, Any]]:
+    _opencode_message(sid, root, "user", [{"type": "text", "text": text}])
+    return "chat.message", _opencode(sid, root, "chat.message", prompt=text)
+
+
+def _opencode_tool(sid: str, root: Path, name: str, args: dict[str, Any], out: str,
+                   exit_code: int | None = None) -> tuple[str, dict[str, Any]]:
+    call = f"toolu_{uuid.uuid4().hex[:8]}"
+    meta = {} if exit_code is None else {"exit": exit_code}
+    _opencode_message(sid, root, "assistant", [{"type": "tool", "tool": name, "callID": call,
+                                                "state": {"status": "completed", "input": args,
+                                                          "output": out, "metadata": meta}}])
+    return "tool.execute.after", _opencode(sid, root, "tool.execute.after", tool_name=name,
+                                           tool_input=args, tool_use_id=call,
+                                           tool_response={"output": out, "exit_code": exit_code})
+
+
+def _opencode_write(sid: str, root: Path, rel: str, text: str, new: bool
+                    ) -> tuple[str, dict[str, Any]]:
+    path = str(root / rel)
+    if new:
+        return _opencode_tool(sid, root, "write", {"filePath": path, "content": text},
+                              "Wrote file successfully.")
+    return _opencode_tool(sid, root, "edit", {"filePath": path, "oldString": 'print("hello '
+                                              'world")\n', "newString": text},
+                          "Edit applied successfully.")
+
+
+def _opencode_stop(sid: str, root: Path, msg: str) -> tuple[str, dict[str, Any]]:
+    _opencode_message(sid, root, "assistant", [{"type": "text", "text": msg}])
+    return "session.idle", _opencode(sid, root, "session.idle")
+
+
+OPENCODE = Host(
+    "opencode", {"message", "exit"},
+    start=lambda sid, root: ("session.created", _opencode(sid, root, "session.created",
+                                                          source="startup")),
+    prompt=_opencode_prompt, write=_opencode_write,
+    shell=lambda sid, root, cmd, out, ok: _opencode_tool(
+        sid, root, "bash", {"command": cmd, "description": "run it"}, out, 0 if ok else 1),
+    stop=_opencode_stop,
+    end=lambda sid, root: ("session.end", _opencode(sid, root, "session.end", reason="exit")),
+)
+
+HOSTS = {h.name: h for h in (CLAUDE, CODEX, GEMINI, CURSOR, VSCODE, WINDSURF, COPILOT,
+                             OPENCODE)}
 
 
 # --------------------------------------------------------------------------- running
@@ -264,6 +443,8 @@ class World:
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("CLAUDE", "CURSOR", "GEMINI", "CODEX", "VSCODE",
                                          "OCM_"))}
+        self.env.pop("XDG_DATA_HOME", None)  # OpenCode's database: under HOME
+        self.env.pop("OPENCODE_DB", None)
         self.env.update(OCM_HOME=str(base / "ocm-home"), HOME=str(base / "home"),
                         GIT_AUTHOR_NAME="Dev", GIT_AUTHOR_EMAIL="dev@example.com",
                         GIT_COMMITTER_NAME="Dev", GIT_COMMITTER_EMAIL="dev@example.com")

@@ -263,6 +263,35 @@ def test_a_failure_that_passed_later_is_not_handed_over(repo: Path, env: dict[st
     assert "`pytest -q tests/test_backoff.py` passed" in of_tool("claude-code", repo).read_text()
 
 
+def test_a_failure_that_passed_then_failed_again_is_handed_over(
+        repo: Path, env: dict[str, str]) -> None:
+    """Failed, passed, failed again with the same error: the last word is the failure, both
+    within one fold of the journal and across folds (a turn's end between the runs)."""
+    failing = json.loads(h.payload("claude-code", "post-tool-use-failure-bash", repo, "x"))
+    for folds in (False, True):
+        sid = str(uuid.uuid4())
+        start("claude-code", repo, env, sid)
+        hook("claude-code", "user-prompt-submit", repo, env, sid)
+        for name in ("post-tool-use-failure-bash", "post-tool-use-bash",
+                     "post-tool-use-failure-bash", "post-tool-use-bash",
+                     "post-tool-use-failure-bash"):
+            hook("claude-code", name, repo, env, sid, tool_input=failing["tool_input"])
+            if folds:
+                hook("claude-code", "stop", repo, env, sid,
+                     last_assistant_message=f"Ran the tests ({name}).")
+        hook("claude-code", "session-end", repo, env, sid)
+        [note] = [p for p in h.sessions(repo) if front(p).get("tool") == "claude-code"
+                  and sid in p.read_text()]
+        block = last_session(start("codex", repo, env))
+        assert "`pytest -q tests/test_backoff.py` fails: E AssertionError" in block, (
+            folds, block)
+        section = note.read_text().split("## Failed Commands", 1)[1].split("\n## ", 1)[0]
+        bullets = [ln for ln in section.splitlines() if ln.startswith("- ")]
+        assert bullets[:2] == ["- `pytest -q tests/test_backoff.py` passed",
+                               "- `pytest -q tests/test_backoff.py` failed: "
+                               "`E AssertionError: assert 9 == 8`"], (folds, section)
+
+
 def test_unresolved_failures_reads_the_failed_commands_section() -> None:
     items = ["`pytest -q` failed: `E   assert 1 == 2`", "`make` failed",
              "`pytest -q` passed after editing `a.py` (bug_fix memory m1)",
@@ -379,3 +408,50 @@ def test_the_transcript_anchor_is_handed_over(repo: Path, env: dict[str, str]) -
     note = of_tool("claude-code", repo)
     block = last_session(start("codex", repo, env))
     assert (f"; the conversation: ocm__get_note {note.stem}_transcript (#Turn 1)") in block
+
+
+# --------------------------------------------------------------------------- more hosts
+
+COPILOT_EVENTS = {"sessionStart": "session-start", "userPromptSubmitted": "user-prompt-submitted",
+                  "postToolUse": "post-tool-use", "agentStop": "stop",
+                  "sessionEnd": "session-end"}  # what `ocm init --agents copilot` wires
+
+
+def test_a_recorded_copilot_session_is_handed_over(repo: Path, env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    """The recorded Copilot CLI 1.0.102 session (create src/greet.py, its run fails, an edit,
+    it passes; the final message only in events.jsonl, which `agentStop` names) replayed
+    through its wired events: the next Claude Code session is told of it."""
+    home = tmp_path / "copilot-home"
+
+    def moved(text: str) -> str:
+        return text.replace("/home/dev/probes/copilot-native/shop", str(repo)).replace(
+            "/home/dev/probes/copilot-native/home", str(home))
+
+    transcript = RECORDED.parent / "transcripts" / "copilot" / "events.jsonl"
+    sid = ""
+    for path in sorted((RECORDED / "copilot").glob("*.json")):
+        event = COPILOT_EVENTS.get(path.stem.split("-", 1)[1])
+        data = json.loads(moved(path.read_text()))
+        sid = data["sessionId"]
+        if event is None:
+            continue  # preToolUse, permissionRequest: not wired
+        if data.get("toolName") == "create":
+            Path(data["toolArgs"]["path"]).parent.mkdir(parents=True, exist_ok=True)
+            Path(data["toolArgs"]["path"]).write_text(data["toolArgs"]["file_text"])
+        if data.get("toolName") == "edit":
+            Path(data["toolArgs"]["path"]).write_text(data["toolArgs"]["new_str"])
+        if event == "stop":
+            target = Path(data["transcriptPath"])
+            target.parent.mkdir(parents=True)
+            target.write_text(moved(transcript.read_text()))
+        out = h.run_hook(["copilot", event], json.dumps(data).encode(), env, cwd=repo)
+        assert out.returncode == 0, out.stderr
+    assert sid
+    block = last_session(start("claude-code", repo, env))
+    assert "(handed over from copilot, closed" in block
+    assert "E2E task: create src/greet.py, run it, fix it, remember the gotcha" in block
+    assert "- file: created `src/greet.py`" in block
+    assert "Done (mock)." in block            # the final message, read from the transcript
+    assert "failing" not in block             # failed, then passed after the edit
+    assert "_copilot_transcript" in block     # how to read the conversation

@@ -252,3 +252,57 @@ def test_opencode_database_location(tmp_path: Path) -> None:
     (data / "opencode").mkdir(parents=True)
     (data / "opencode" / "opencode-dev.db").write_bytes(b"")
     assert database(env) == str(data / "opencode" / "opencode-dev.db")  # a channel's own
+
+
+def _oc_payload(event: str, root: Path, env: dict[str, str], **data: object) -> str:
+    out = h.run_hook(["opencode", event], json.dumps(
+        {"hook_event_name": event, "cwd": str(root), "session_id": SID, **data}).encode(),
+        env, root)
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    return out.stdout
+
+
+def test_an_opencode_session_is_handed_over(repo: Path, oc_env: dict[str, str],
+                                            tmp_path: Path) -> None:
+    """A scripted OpenCode turn (a test file written, its run fails and is left failing; the
+    final message, which no payload carries, only in opencode.db): the next Claude Code
+    session is told of it (#24)."""
+    db = recorded_db(tmp_path / "data" / "opencode" / "opencode.db", repo)
+    db.execute("DELETE FROM part")
+    db.execute("DELETE FROM message")
+    prompt, cmd = "Add unit tests for greet", "python3 -m unittest discover -s tests"
+    error = "ImportError: cannot import name 'greet' from 'src.greet'"
+    rows = [("user", {"type": "text", "text": prompt}),
+            ("assistant", {"type": "tool", "tool": "write", "callID": "c1", "state": {
+                "status": "completed", "input": {"filePath": f"{repo}/tests/test_greet.py"},
+                "output": "Wrote file successfully.", "metadata": {}}}),
+            ("assistant", {"type": "tool", "tool": "bash", "callID": "c2", "state": {
+                "status": "completed", "input": {"command": cmd}, "output": error,
+                "metadata": {"exit": 1}}}),
+            ("assistant", {"type": "text", "text": "Added the test; it fails. Still to do: "
+                                                   "split greet() out of main()."})]
+    for n, (role, part) in enumerate(rows):
+        stamp = 1795474400000 + 10 * n
+        db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (f"msg_{n}", SID, stamp, stamp,
+                   json.dumps({"role": role, "time": {"created": stamp, "completed": stamp}})))
+        db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                   (f"prt_{n}", f"msg_{n}", SID, stamp, stamp, json.dumps(part)))
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_greet.py").write_text("from src.greet import greet\n")
+    _oc_payload("session.created", repo, oc_env, source="startup")
+    _oc_payload("chat.message", repo, oc_env, prompt=prompt)
+    _oc_payload("tool.execute.after", repo, oc_env, tool_name="write", tool_use_id="c1",
+                tool_input={"filePath": f"{repo}/tests/test_greet.py", "content": "x"},
+                tool_response={"output": "Wrote file successfully."})
+    _oc_payload("tool.execute.after", repo, oc_env, tool_name="bash", tool_use_id="c2",
+                tool_input={"command": cmd}, tool_response={"output": error, "exit_code": 1})
+    _oc_payload("session.idle", repo, oc_env)
+    _oc_payload("session.end", repo, oc_env, reason="exit")
+    out = h.run_hook(["claude-code", "session-start"], h.payload(
+        "claude-code", "session-start", repo, "next-session"), oc_env, repo)
+    brief = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    block = brief.split("## Last session", 1)[1].split("\n## ", 1)[0]
+    assert "(handed over from opencode, closed" in block and prompt in block
+    assert "- file: created `tests/test_greet.py`" in block
+    assert f"- failing: `{cmd}` fails: {error}" in block
+    assert "- left: Still to do: split greet() out of main()." in block  # from opencode.db

@@ -94,6 +94,19 @@ def test_appending_items_keeps_a_persons_extra_bullets_and_sections() -> None:
     assert again.render() == out  # already present: not appended twice
 
 
+def test_renewed_items_move_to_the_end_once() -> None:
+    """A log whose last word counts (Failed Commands): a bullet already present moves to
+    the end instead of being skipped, and appears once."""
+    text = "## Failed Commands\n\n- `t` failed: `E`\n  more of it\n- `t` passed\n\n## Next\nx\n"
+    doc = Document.parse(text)
+    section = doc.find("failed commands")
+    assert section.append_items(["`t` failed: `E`\nmore of it"], renew=True) == [
+        "`t` failed: `E`\nmore of it"]
+    assert section.items() == ["`t` passed", "`t` failed: `E`\nmore of it"]
+    assert "- `t` passed\n- `t` failed: `E`\n  more of it\n\n## Next\nx\n" in doc.render()
+    assert section.append_items(["`t` passed"]) == []  # without renew: skipped as before
+
+
 def test_bullets_without_letters_or_digits_are_skipped() -> None:
     doc = Document.parse(SEED_NOTE)
     assert doc.find("work completed", "todos").append_items(["--", "***", "  "]) == []

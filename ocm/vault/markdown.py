@@ -258,9 +258,18 @@ class Block:
             out.append("\n".join(parts).strip())
         return out
 
-    def append_items(self, items: list[str], blank_after_heading: bool = False) -> list[str]:
+    def append_items(self, items: list[str], blank_after_heading: bool = False,
+                     renew: bool = False) -> list[str]:
         """Append bullets after the last existing bullet; items already present, and items
-        with no letter or digit (`- --` would even render as a rule), are skipped."""
+        with no letter or digit (`- --` would even render as a rule), are skipped. With
+        `renew`, an item already present is moved to the end instead (a log whose last word
+        counts, like Failed Commands)."""
+        if renew:
+            wanted = {_item_identity(item) for item in items}
+            for (start, end), item in reversed(list(zip(self.item_spans(), self.items(),
+                                                        strict=True))):
+                if _item_identity(item) in wanted:
+                    del self.lines[start:end]
         existing = {_item_identity(item) for item in self.items()}
         fresh: list[str] = []
         for item in items:

@@ -302,12 +302,13 @@ class SessionNote(NoteView):
         if inp.status is not None:
             self.set_status(inp.status)
 
-    def add_items(self, key: str, items: list[str]) -> list[str]:
+    def add_items(self, key: str, items: list[str], renew: bool = False) -> list[str]:
         """Append bullets to a list section (Prompts, Memories, Failed Commands…), skipping
-        ones already there; returns those added."""
+        ones already there (`renew`: moving them to the end instead); returns those added."""
         if not items:
             return []
-        return self.ensure_section(key).append_items(items, blank_after_heading=True)
+        return self.ensure_section(key).append_items(items, blank_after_heading=True,
+                                                     renew=renew)
 
     def count_activity(self, reads: int = 0, edits: int = 0) -> None:
         """Add to the read/edit counters that decide the session's origin type."""

@@ -375,8 +375,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
     state = _load_state(state_file)
     pending_fail: dict[str, Any] = state["pending"]
     prompts: list[str] = []
-    failed_items: list[str] = []
-    passed_items: list[str] = []
+    outcomes: list[str | dict[str, Any]] = []  # in order; a fix (a dict) is worded below
     fixes: list[dict[str, Any]] = []
     reads = edits = 0
     for rec in recs:
@@ -407,18 +406,18 @@ def _apply_session(vault: Vault, host: str, sid: str,
             if rec.get("ok") is False:
                 error = " ".join(redact(str(rec.get("e") or "")).split())[:300]
                 pending_fail[command] = {"command": command, "error": error, "files": []}
-                failed_items.append(f"{_code(command)} failed" + (
+                outcomes.append(f"{_code(command)} failed" + (
                     f": {_code(error)}" if error else ""))
             elif rec.get("ok") is True and command in pending_fail:
                 entry = pending_fail.pop(command)
                 if entry["files"]:
                     fixes.append(entry)
+                    outcomes.append(entry)
                 else:  # passed again without an edit: the failure no longer stands
-                    passed_items.append(f"{_code(command)} passed")
+                    outcomes.append(f"{_code(command)} passed")
 
     # Pass 2: low-importance bug_fix memories for "failed, edited, passed" (no LLM).
     made: list[str] = []
-    fixed_items: list[str] = []
     for fix in fixes:
         digest = hashlib.sha1(f"{fix['command']}\n{fix['error']}".encode()).hexdigest()[:10]
         files_text = ", ".join(_code(f) for f in fix["files"][:10])
@@ -428,25 +427,31 @@ def _apply_session(vault: Vault, host: str, sid: str,
                    f"Recorded automatically from session {note_id} (failed command, edits, "
                    "same command passed).")
         title = f"Fixed failing {fix['command'][:60]}: {error[:90]}"
+        key = f"auto-fix-{note_id}-{digest}"
         try:
-            result = vault.remember(content, "bug_fix", title=title, files=fix["files"][:20],
-                                    tags=["auto-captured"], importance=BUG_FIX_IMPORTANCE,
-                                    session=note_id, key=f"auto-fix-{note_id}-{digest}")
-            made.append(result.id)
-            fixed_items.append(f"{_code(fix['command'])} passed after editing {files_text} "
-                               f"(bug_fix memory {result.id})")
-        except Conflict:
-            pass  # already captured (the journal was folded twice)
+            memory_id = vault.remember(content, "bug_fix", title=title,
+                                       files=fix["files"][:20], tags=["auto-captured"],
+                                       importance=BUG_FIX_IMPORTANCE, session=note_id,
+                                       key=key).id
+            made.append(memory_id)
+        except Conflict:  # already captured (folded twice, or the same fix made again)
+            previous = vault.active_with_key(key)
+            memory_id = previous[1].id if previous else ""
+        fix["item"] = f"{_code(fix['command'])} passed after editing {files_text}" + (
+            f" (bug_fix memory {memory_id})" if memory_id else "")
+    items = [o if isinstance(o, str) else str(o["item"]) for o in outcomes]
+    # Each bullet once, where it last happened: a command that failed, passed and failed
+    # again with the same error ends on its failure, which the brief then reads as standing.
+    items = list(dict.fromkeys(reversed(items)))[::-1]
 
     def mutate(note: SessionNote) -> None:
         for rel, change in files:
             note.record_file(rel, change)
         note.add_items("prompts", list(dict.fromkeys(prompts)))
-        note.add_items("failed commands",
-                       list(dict.fromkeys(failed_items + passed_items + fixed_items)))
+        note.add_items("failed commands", items, renew=True)
         note.count_activity(reads, edits)
 
-    if files or prompts or failed_items or passed_items or fixed_items or reads or edits:
+    if files or prompts or items or reads or edits:
         vault.session_edit(note_id, mutate)
     if pending_fail:
         atomic_write_text(state_file, json.dumps(state, ensure_ascii=False))

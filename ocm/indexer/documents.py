@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ocm.vault.clock import parse_timestamp
+from ocm.vault.clock import instant, parse_timestamp
 from ocm.vault.links import unlink
 from ocm.vault.markdown import Document
 from ocm.vault.memories import MemoryNote
@@ -61,7 +61,7 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
             if block.level == 2 and block.key not in _SESSION_SECTIONS_ELSEWHERE]
     rest += [b.text() for b in doc.blocks if b.level == 0]
     rest += [str(fm.get("slug") or "")]
-    started = note.started_at
+    started = instant(fm.get("started_at_utc"), fm.get("started_at"))  # right across zones
     title = goal.split("\n")[0].strip() or str(fm.get("slug") or fm.get("id") or fallback_id)
     meta = {
         "title": title[:SHOWN_TITLE_CHARS], "files": [f"{p}" for p in files][:20],

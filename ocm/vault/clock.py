@@ -1,11 +1,18 @@
-"""Local, naive timestamps written as `YYYY-MM-DDTHH:MM:SS` (the form Obsidian recognises)."""
+"""Local, naive timestamps written as `YYYY-MM-DDTHH:MM:SS` (the form Obsidian recognises).
+
+A local time says nothing of the zone it was read in: after travel or a DST change an older
+session can carry the later local time. So a session also records its start in UTC
+(`started_at_utc: YYYY-MM-DDTHH:MM:SSZ`), and "which is newest" compares `instant`s: that
+UTC time where a note has it, else its local time read in today's zone (the order before).
+"""
 
 from __future__ import annotations
 
 import os
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
+UTC_FORMAT = TIMESTAMP_FORMAT + "Z"
 
 
 def now() -> datetime:
@@ -36,3 +43,25 @@ def parse_timestamp(value: object) -> datetime | None:
     if stamp.tzinfo is not None:
         stamp = stamp.astimezone().replace(tzinfo=None)
     return stamp.replace(microsecond=0)
+
+
+def utc_timestamp(local: datetime) -> str:
+    """A naive local time (read in the zone this process runs in) as `…Z` UTC text."""
+    return local.astimezone(UTC).strftime(UTC_FORMAT)
+
+
+def instant(utc_value: object, local_value: object) -> datetime | None:
+    """The true moment of a stamp, aware: `utc_value` (a `…Z` or offset time; one without
+    a zone is taken as UTC) where it parses, else `local_value` read in today's zone."""
+    stamp: datetime | None = None
+    if isinstance(utc_value, datetime):
+        stamp = utc_value
+    elif isinstance(utc_value, str) and utc_value.strip():
+        try:
+            stamp = datetime.fromisoformat(utc_value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            stamp = None
+    if stamp is not None:
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).astimezone(UTC)
+    local = parse_timestamp(local_value)
+    return local.astimezone(UTC) if local else None

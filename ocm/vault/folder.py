@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from . import locks
 from .atomic import atomic_write_text, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
+from .clock import instant
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
 from .freshness.scan import MEMORIES_DIR, NOFOLLOW, SESSIONS_DIR, TRANSCRIPTS_DIR, signatures
 from .freshness.settle import settled_text
@@ -163,20 +164,24 @@ class NoteFolder:
             return None
 
     def session_headers(self) -> list[tuple[Path, dict[str, Any]]]:
-        """(path, frontmatter) of every readable session note, newest file name first."""
+        """(path, frontmatter) of every readable session note, newest first: by the true
+        instant it started (`clock.instant`: right across time-zone changes), then by file
+        name; a note with no start time comes last."""
         if not self.sessions_dir.is_dir():
             return []
         # Recursive: a person may file sessions into sub-folders in Obsidian.
-        paths = sorted((p for p in self.sessions_dir.rglob("*.md")
-                        if not any(part.startswith(".") for part in
-                                   p.relative_to(self.sessions_dir).parts)),
-                       key=lambda p: p.name, reverse=True)
-        out = []
+        paths = (p for p in self.sessions_dir.rglob("*.md")
+                 if not any(part.startswith(".") for part in
+                            p.relative_to(self.sessions_dir).parts))
+        found = []
         for path in paths:
             data = self._frontmatter_only(path)
             if data is not None:
-                out.append((path, data))
-        return out
+                started = instant(data.get("started_at_utc"), data.get("started_at"))
+                found.append((started.timestamp() if started else float("-inf"), path.name,
+                               path, data))
+        found.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        return [(path, data) for _, _, path, data in found]
 
     def find_session(self, session_id: str) -> Path:
         """By ocm id, file stem, or the host's agent_session_id."""

@@ -187,16 +187,17 @@ def session_facts(note: SessionNote, path: Path, vault_root: Path | None = None)
 def last_with_content(vault: NoteFolder, exclude: str | None = None) -> Handover | None:
     """The newest session (any tool) with content, other than `exclude`. Newest by last
     activity (the note's last write), so a long session that just ended beats one that
-    began after it and has done nothing yet; notes are read newest first until one has
-    content, so a vault of many sessions costs a few reads."""
+    began after it and has done nothing yet; equal times (a git checkout writes many notes
+    in one second) go by `session_headers`' order, the true start instant. Notes are read
+    newest first until one has content, so a vault of many sessions costs a few reads."""
 
     candidates = []
-    for path, data in vault.session_headers():
+    for rank, (path, data) in enumerate(vault.session_headers()):
         if exclude and exclude in (str(data.get("id") or ""), path.stem,
                                    str(data.get("agent_session_id") or "")):
             continue
         try:
-            candidates.append((path.stat().st_mtime, path.name, path))
+            candidates.append((path.stat().st_mtime, -rank, path))
         except OSError:
             continue
     for mtime, _, path in sorted(candidates, reverse=True):

@@ -37,8 +37,9 @@ _TITLES = {
     "modified": "Modified", "deleted": "Deleted",
 }
 FRONTMATTER_ORDER = [
-    "id", "agent_session_id", "tool", "project", "author", "started_at", "ended_at", "status",
-    "trigger", "git_sha_start", "git_sha_end", "slug", "tags", "reads", "edits",
+    "id", "agent_session_id", "tool", "project", "author", "started_at", "started_at_utc",
+    "ended_at", "status", "trigger", "git_sha_start", "git_sha_end", "slug", "tags", "reads",
+    "edits",
 ]
 _TOOL_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _TRIGGER_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")

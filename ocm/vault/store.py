@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import autosummary, locks
 from .atomic import atomic_write_text, locked
 from .boundary import check_inside, check_size
-from .clock import now
+from .clock import now, utc_timestamp
 from .errors import Conflict, InvalidInput, OcmError
 from .folder import NoteFolder, WriteResult, read_document
 from .git import info as gitinfo
@@ -97,7 +97,8 @@ class Vault(NoteFolder):
             note = SessionNote(doc)
             fields = {
                 "id": session_id, "agent_session_id": agent_session_id, "tool": tool,
-                "project": self.project, "started_at": started, "status": "open",
+                "project": self.project, "started_at": started,
+                "started_at_utc": utc_timestamp(started), "status": "open",
                 "trigger": trigger, "git_sha_start": gitinfo.head_sha(self.project_root),
                 "slug": slug, "author": gitinfo.author(self.project_root) if team else None,
             }

@@ -92,17 +92,25 @@ def test_hostile_team_commit_then_a_plain_search_writes_nothing_outside(tmp_path
     assert "symbolic links" in doctor.stdout
 
 
-@pytest.mark.parametrize("name", ["transcripts", ".hooks", ".locks", ".index"])
-def test_cli_refuses_a_linked_written_folder_in_one_line(tmp_path: Path, name: str) -> None:
+def linked_folder(tmp_path: Path, name: str) -> tuple[dict[str, str], Path, Path, Path]:
+    """A project after `ocm init` whose vault folder `name` is a link to an empty folder
+    outside it: (env, repo, vault, that folder)."""
     env = h.clean_env(tmp_path / "ocm-home", HOME=str(tmp_path / "home"))
     repo = h.make_repo(tmp_path / "proj")
     assert h.ocm(["init", "--agents", "none"], env, repo).returncode == 0
     vault = repo / ".openCodeMemory"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    (vault / name).parent.mkdir(parents=True, exist_ok=True)
     if (vault / name).exists():
         shutil.rmtree(vault / name)
     os.symlink(elsewhere, vault / name)
+    return env, repo, vault, elsewhere
+
+
+@pytest.mark.parametrize("name", ["transcripts", ".hooks", ".locks", ".index"])
+def test_cli_refuses_a_linked_written_folder_in_one_line(tmp_path: Path, name: str) -> None:
+    env, repo, vault, elsewhere = linked_folder(tmp_path, name)
     before = sorted(vault.rglob("*"))
     for args in (["remember", "Pool size is 10", "--type", "gotcha"], ["search", "pool"]):
         done = h.ocm(args, env, repo)
@@ -117,16 +125,7 @@ def test_cli_refuses_a_linked_written_folder_in_one_line(tmp_path: Path, name: s
 
 @pytest.mark.parametrize("name", [".hooks", ".hooks/seen", ".hooks/transcripts", ".locks"])
 def test_hooks_write_nothing_through_a_linked_folder(tmp_path: Path, name: str) -> None:
-    env = h.clean_env(tmp_path / "ocm-home", HOME=str(tmp_path / "home"))
-    repo = h.make_repo(tmp_path / "proj")
-    assert h.ocm(["init", "--agents", "none"], env, repo).returncode == 0
-    vault = repo / ".openCodeMemory"
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (vault / name).parent.mkdir(parents=True, exist_ok=True)
-    if (vault / name).exists():
-        shutil.rmtree(vault / name)
-    os.symlink(elsewhere, vault / name)
+    env, repo, vault, elsewhere = linked_folder(tmp_path, name)
     for fixture in ("session-start", "user-prompt-submit", "post-tool-use-write"):
         out = h.run_hook(["claude-code"], h.payload("claude-code", fixture, repo, "s-links-1"),
                          env, cwd=repo)

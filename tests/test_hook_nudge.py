@@ -152,15 +152,18 @@ def test_what_happened_sentence_and_budget() -> None:
     base = {"files": {"README.md": "modified"}, "failed": [], "edits": 1, "reads": 0}
     now = {"files": {"README.md": "modified", "src/greet.py": "created",
                      "tests/test_greet.py": "created"},
-           "failed": ["`python3 -m unittest` failed: `AssertionError`"], "edits": 3, "reads": 2}
-    text = happened(base, now, ["python3 -m unittest"], "Done.")
+           "failed": ["`python3 -m unittest` failed: `AssertionError`"], "edits": 3, "reads": 2,
+           "failing": {"python3 -m unittest": 1.5}}
+    text = happened(base, now, "Done.")
     assert text == ("you edited `src/greet.py` and `tests/test_greet.py`; "
                     "`python3 -m unittest` still fails")
-    assert happened(now, now, ["python3 -m unittest"], "Done.") == ""
-    assert "decision" in happened(now, now, [], "I went with argparse over click.")
+    assert happened(now, now, "Done.") == ""
+    again = {**now, "failing": {"python3 -m unittest": 9.5}}  # the same command failed again
+    assert happened(now, again, "Done.") == "`python3 -m unittest` still fails"
+    assert "decision" in happened(now, {**now, "failing": {}}, "I went with argparse over click.")
     many = {**now, "files": {f"src/module_{i}_with_a_long_name.py": "created"
                              for i in range(200)}}
-    long = message.compose("2026-11-27_01-00_claude-code", happened(base, many, [], ""))
+    long = message.compose("2026-11-27_01-00_claude-code", happened(base, many, ""))
     assert len(long) <= message.BUDGET and "196 more" in long
 
 
@@ -228,3 +231,46 @@ def test_failure_left_in_two_sessions_becomes_a_gotcha_candidate(repo: Path,
         assert h.run_hook(["claude-code", event], payload, env, cwd=repo).returncode == 0
     [third] = [p for p in h.sessions(repo) if p not in notes]
     assert "Gotcha candidate" not in third.read_text()
+
+
+def _send(event: str, data: bytes, env: dict[str, str], repo: Path, **override: object) -> str:
+    payload = json.dumps({**json.loads(data), **override}).encode()
+    out = h.run_hook(["claude-code", event], payload, env, cwd=repo)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.decode().strip()
+
+
+def _turn(calls: list[tuple[str, bytes]], turn: int, env: dict[str, str], repo: Path) -> str:
+    """One more turn of Claude Code's recorded session (each tool call a new id), its Stop
+    answered by ocm, then the follow-up Stop a nudge brings. Returns the first Stop's nudge
+    ("" when none)."""
+    events = dict(recorded("claude-code", repo))
+    _send("user-prompt-submit", events["user-prompt-submit"], env, repo,
+          prompt=f"turn {turn}: run the check again")
+    for i, (name, data) in enumerate(calls):
+        _send(name, data, env, repo, tool_use_id=f"toolu_turn{turn}_{i}")
+    out = _send("stop", events["stop"], env, repo, last_assistant_message=f"turn {turn} done")
+    reason = json.loads(out)["reason"] if out else ""
+    if reason:  # the model answers the nudge (saves nothing here) and stops again
+        assert _send("stop", events["stop"], env, repo, stop_hook_active=True,
+                     last_assistant_message=f"turn {turn}: nothing to save") == ""
+    return reason
+
+
+@pytest.mark.parametrize("fixed_between", [True, False], ids=["fail-pass-fail", "fail-fail"])
+def test_a_re_failure_is_named_again(fixed_between: bool, repo: Path,
+                                     env: dict[str, str]) -> None:
+    """Issue #25: the same command failing again in a later turn only moves its Failed
+    Commands bullet; the nudge still says it fails (fail → pass → fail, fail → fail)."""
+    run = recorded("claude-code", repo)  # 03 write, 04 fails, 05 edit, 06 passes
+    write, fail, edit, passes = run[2], run[3], run[4], run[5]
+    _send("session-start", dict(run)["session-start"], env, repo)
+    first = _turn([write, fail], 1, env, repo)
+    assert "`python3 src/check_claude.py` still fails" in first, first
+    if fixed_between:
+        fixed = _turn([edit, passes], 2, env, repo)
+        assert "passed after a fix" in fixed and "still fails" not in fixed, fixed
+    again = _turn([fail], 3, env, repo)
+    assert "`python3 src/check_claude.py` still fails" in again, again
+    assert "you edited" not in again  # no file changed in that turn
+    assert _turn([], 4, env, repo) == ""  # nothing new after it: no nudge

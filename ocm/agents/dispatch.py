@@ -236,15 +236,22 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
             quiet.touch(vault_dir, note_id, ev.host, ev.session_id)
             quiet.forget(vault_dir, _close_abandoned(project, ev.host, note_id))
         compacted = ev.source == "compact"
+        reminder = None
         if compacted:
             _capture(project, ev, note_id, vault_dir, env)
+            from . import nudge  # unsaved work the summary may have dropped
+
+            reminder = nudge.after_compaction(project, ev, note_id, vault_dir, env)
         if compacted:
             project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
         from .base import DEFAULT_BRIEF_BUDGET
         from .brief import session_brief
 
         budget = _int_option(opts, env, "budget", "OCM_BRIEF_BUDGET", DEFAULT_BRIEF_BUDGET)
-        return session_brief(project, note_id, budget, cap, compacted=compacted, tool=ev.host)
+        if reminder:
+            cap -= len(reminder) + 2
+        text = session_brief(project, note_id, budget, cap, compacted=compacted, tool=ev.host)
+        return f"{text}\n\n{reminder}" if reminder else text
     if ev.kind == c.COMPACT:
         note_id = _session(project, ev)
         if note_id:
@@ -330,6 +337,19 @@ def _before_shell(ev: c.HookEvent, root: str, vault_dir: str, env: dict[str, str
     return nudge.before_commit(project, ev, note_id, vault_dir) if note_id else None
 
 
+def _count_nudge(ev: c.HookEvent, root: str, vault_dir: str, env: dict[str, str]
+                 ) -> str | None:
+    """N edits without a checkpoint: ask for one at this prompt (nudge.count says where)."""
+    from .nudge import count
+
+    if not count.applies(ev.host, vault_dir, env):
+        return None  # nothing read: the prompt stays a journal line
+    project = _project(root, vault_dir)
+    _fold(project, vault_dir)
+    note_id = _session(project, ev, create=False)
+    return count.at_prompt(project, ev, note_id, vault_dir, env) if note_id else None
+
+
 def _prompt_context(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
                     env: dict[str, str], cap: int) -> str | None:
     limit = _int_option(opts, env, "prompt-recall", "OCM_PROMPT_RECALL", 0)
@@ -398,6 +418,9 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
             _journal_event(ev, vault_dir, raw)
             context = _prompt_context(ev, root, vault_dir, opts, env, cap) if (
                 ev.kind == c.PROMPT) else None
+            if ev.kind == c.PROMPT and ev.prompt:
+                count = _count_nudge(ev, root, vault_dir, env)
+                context = "\n\n".join(x for x in (count, context) if x) or None
             return _output(host, table_host, kind, context)
         if not ev.session_id and kind in (c.START, c.COMPACT, c.END):
             journal.log(vault_dir, f"{table_host} {event}: no session id in the payload; no-op")

@@ -14,7 +14,8 @@ Stdlib and `ocm.vault` only: this is the hook path (no Whoosh, MCP or numpy).
 
 from __future__ import annotations
 
-from .decide import at_stop, before_commit, is_commit
+from .decide import after_compaction, at_stop, before_commit, is_commit
 from .settings import ALL, END, OFF, mode
 
-__all__ = ["ALL", "END", "OFF", "at_stop", "before_commit", "is_commit", "mode"]
+__all__ = ["ALL", "END", "OFF", "after_compaction", "at_stop", "before_commit", "is_commit",
+           "mode"]

@@ -66,7 +66,7 @@ def load(vault_dir: str, note_id: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _save(vault_dir: str, note_id: str, state: dict[str, Any]) -> None:
+def save(vault_dir: str, note_id: str, state: dict[str, Any]) -> None:
     from pathlib import Path
 
     from ocm.vault.atomic import atomic_write_text
@@ -91,33 +91,51 @@ def _count(note: SessionNote, key: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-def snapshot(note: SessionNote) -> dict[str, Any]:
+def snapshot(note: SessionNote, failing: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the note says now; `failing`: still-failing command -> when it last failed."""
     return {"files": note.files(), "failed": note.items("failed commands"),
             "edits": _count(note, "edits"), "reads": _count(note, "reads"),
-            "agent": _agent_fingerprint(note)}
+            "agent": _agent_fingerprint(note), "failing": failing or {}}
 
 
-def _still_failing(vault_dir: str, note_id: str) -> list[str]:
-    """Commands whose last run failed and that never passed since (the journal's state)."""
+def still_failing(vault_dir: str, note_id: str) -> dict[str, Any]:
+    """Commands whose last run failed and that never passed since (the journal's state),
+    with the time of that last failure (a re-failure moves it)."""
     from .unresolved import pending
 
-    return [str(failure["command"]) for failure in pending(vault_dir, note_id)]
+    return {str(failure["command"]): failure.get("t") for failure in pending(vault_dir, note_id)}
+
+
+def read_note(project: Any, note_id: str, vault_dir: str) -> dict[str, Any]:
+    """The snapshot of the session note as it is now."""
+    from ocm.vault.markdown import Document
+    from ocm.vault.sessions import SessionNote
+
+    path = project.vault.find_session(note_id)
+    note = SessionNote(Document.parse(path.read_text(encoding="utf-8")))
+    return snapshot(note, still_failing(vault_dir, note_id))
 
 
 _FIXED = re.compile(r"^`(.+?)` passed after editing")
 
 
-def happened(base: dict[str, Any], now: dict[str, Any], failing: list[str],
-             last_message: str) -> str:
-    """The sentence naming the turn's real work since `base`; "" for a trivial turn."""
+def edited_since(base: dict[str, Any], now: dict[str, Any]) -> list[str]:
     before = as_dict(base.get("files"))
-    files = [path for path, change in now["files"].items() if before.get(path) != change]
+    return [path for path, change in now["files"].items() if before.get(path) != change]
+
+
+def happened(base: dict[str, Any], now: dict[str, Any], last_message: str) -> str:
+    """The sentence naming the turn's real work since `base`; "" for a trivial turn."""
+    files = edited_since(base, now)
     old = set(base.get("failed") or [])
-    new_lines = [line for line in now["failed"] if line not in old]
-    fixed = [m.group(1) for line in new_lines if (m := _FIXED.match(line))]
-    failed_now = [cmd for cmd in failing if any(f"`{cmd}` failed" in line for line in new_lines)]
+    fixed = [m.group(1) for line in now["failed"] if line not in old
+             and (m := _FIXED.match(line))]
+    # Failed since the snapshot: a new failure, or a pending one that failed again (its
+    # Failed Commands bullet only moves, so the note's lines alone cannot tell).
+    failing, then = as_dict(now.get("failing")), as_dict(base.get("failing"))
+    failed_now = [cmd for cmd, at in failing.items() if cmd not in then or then[cmd] != at]
     # A failure that was already pending at the last snapshot still counts if files moved.
-    failing_shown = failed_now or (failing if files else [])
+    failing_shown = failed_now or (list(failing) if files else [])
     calls = (now["edits"] + now["reads"]) - (int(base.get("edits") or 0)
                                              + int(base.get("reads") or 0))
     decided = bool(_DECIDED.search(last_message or ""))
@@ -140,33 +158,53 @@ def at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
 
 def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
              env: dict[str, str]) -> str | None:
-    from ocm.vault.markdown import Document
-    from ocm.vault.sessions import SessionNote
-
     if ev.host not in HOSTS or mode(vault_dir, env) == OFF:
         return None
-    path = project.vault.find_session(note_id)
-    note = SessionNote(Document.parse(path.read_text(encoding="utf-8")))
-    now = snapshot(note)
+    now = read_note(project, note_id, vault_dir)
     state = load(vault_dir, note_id)
     base = as_dict(state.get("base"))
     if ev.interrupted:  # the user stopped the turn: its work waits for the next turn's end
         return None
     follow_up = ev.stop_active or bool(state.get("nudged"))
     if follow_up or now["agent"] != (base.get("agent") or ""):  # done, or just saved
-        _save(vault_dir, note_id, {**state, "base": now, "nudged": False})
+        save(vault_dir, note_id, {**state, "base": now, "nudged": False})
         return None
-    sentence = happened(base, now, _still_failing(vault_dir, note_id), ev.last_message)
+    sentence = happened(base, now, ev.last_message)
     if not sentence:
         if state.get("nudged"):
-            _save(vault_dir, note_id, {**state, "nudged": False})
+            save(vault_dir, note_id, {**state, "nudged": False})
         return None
     text = message.compose(note_id, sentence)
-    _save(vault_dir, note_id, {**state, "base": now, "nudged": True,
+    save(vault_dir, note_id, {**state, "base": now, "nudged": True,
                                "sent": int(state.get("sent") or 0) + 1,
                                "chars": int(state.get("chars") or 0) + len(text)})
     journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged ({len(text)} chars)")
     return text
+
+
+def after_compaction(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
+                     env: dict[str, str]) -> str | None:
+    """A reminder for the brief a host injects after compacting the context, when the
+    session holds unsaved work; None otherwise. No model turn of its own (it rides on the
+    brief), so it runs with any setting but `off`. The state is not moved."""
+    try:
+        if mode(vault_dir, env) == OFF:
+            return None
+        now = read_note(project, note_id, vault_dir)
+        base = as_dict(load(vault_dir, note_id).get("base"))
+        if now["agent"] != (base.get("agent") or ""):
+            return None  # saved since the last snapshot
+        sentence = happened(base, now, "")
+        if not sentence:
+            return None
+        text = message.compose_compaction(note_id, sentence)
+        journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged after a "
+                               f"compaction ({len(text)} chars)")
+        return text
+    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
+        journal.log(vault_dir, f"{ev.host} {ev.event}: nudge failed: "
+                               f"{type(exc).__name__}: {exc}")
+        return None
 
 
 def is_commit(command: str) -> bool:
@@ -177,16 +215,12 @@ def before_commit(project: Any, ev: HookEvent, note_id: str, vault_dir: str) -> 
     """Context before a git commit when the session holds unsaved work; None otherwise.
     The state is not moved: the end-of-turn nudge still follows if the agent saves nothing."""
     try:
-        from ocm.vault.markdown import Document
-        from ocm.vault.sessions import SessionNote
-
-        path = project.vault.find_session(note_id)
-        now = snapshot(SessionNote(Document.parse(path.read_text(encoding="utf-8"))))
+        now = read_note(project, note_id, vault_dir)
         state = load(vault_dir, note_id)
         base = as_dict(state.get("base"))
         if now["agent"] != (base.get("agent") or ""):
             return None  # saved since the last snapshot
-        sentence = happened(base, now, _still_failing(vault_dir, note_id), "")
+        sentence = happened(base, now, "")
         if not sentence:
             return None
         text = message.compose_commit(note_id, sentence)

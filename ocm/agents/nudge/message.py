@@ -46,6 +46,23 @@ def compose_commit(session_id: str, happened: str) -> str:
     return text if len(text) <= BUDGET else compose(session_id, happened)
 
 
+def compose_compaction(session_id: str, happened: str) -> str:
+    """After a compaction (the host's SessionStart with source compact): save what the
+    summary may have dropped."""
+    text = (f"[{MARKER}] Since your last checkpoint {happened}; the compaction summary may "
+            f'have dropped details. Call ocm__checkpoint with session_id "{session_id}" and '
+            "goal, work_completed, work_pending and decisions now; then go on.")
+    return text if len(text) <= BUDGET else compose(session_id, happened)
+
+
+def compose_count(session_id: str, edits: int, files: list[str]) -> str:
+    """The context at a prompt after `edits` edits without a checkpoint (seed 004 §15)."""
+    what = f" to {_names(files)}" if files else ""
+    return (f"[{MARKER}] You made {edits} edits{what} since your last checkpoint. First call "
+            f'ocm__checkpoint with session_id "{session_id}" and goal, work_completed, '
+            "work_pending and decisions; then go on with the request.")
+
+
 def compose(session_id: str, happened: str, budget: int = BUDGET) -> str:
     """The instruction; `happened` is shortened first if the whole would pass `budget`."""
     head = f"[{MARKER}] Since your last checkpoint "

@@ -25,17 +25,41 @@ def _word(value: object) -> str | None:
     return word if word in MODES else _ALIASES.get(word)
 
 
+def _config(vault_dir: str) -> dict[str, object]:
+    try:
+        with open(os.path.join(vault_dir, CONFIG), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
 def mode(vault_dir: str, env: dict[str, str]) -> str:
     """The nudge mode in force; an unknown word falls through to the next source."""
     from_env = _word(env.get("OCM_NUDGES"))
     if from_env:
         return from_env
-    try:
-        with open(os.path.join(vault_dir, CONFIG), encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, ValueError):
-        return DEFAULT
-    return (_word(config.get("nudges")) if isinstance(config, dict) else None) or DEFAULT
+    return _word(_config(vault_dir).get("nudges")) or DEFAULT
+
+
+# Count-based fallback (seed 004 §15): edits without a checkpoint before the next prompt
+# asks for one. 10: the recorded and e2e sessions make 2-5 edits for a small fix, so one
+# small task never triggers it, while a feature-sized change (tens of edits) is saved every
+# ten edits or so: one extra model turn per such stretch, not per prompt.
+EDITS_DEFAULT = 10
+
+
+def edits_threshold(vault_dir: str, env: dict[str, str]) -> int:
+    """`OCM_NUDGE_EDITS`, then `nudge_edits` in config.json, then EDITS_DEFAULT; a value
+    that is not a whole number >= 1 falls through to the next source."""
+    for value in (env.get("OCM_NUDGE_EDITS"), _config(vault_dir).get("nudge_edits")):
+        try:
+            number = int(str(value).strip()) if value is not None and value is not True else 0
+        except ValueError:
+            continue
+        if number >= 1:
+            return number
+    return EDITS_DEFAULT
 
 
 SUPPORT = ("Claude Code, Codex and Gemini CLI (checked with the real programs) and Cursor "

@@ -405,7 +405,9 @@ def _apply_session(vault: Vault, host: str, sid: str,
                 continue
             if rec.get("ok") is False:
                 error = " ".join(redact(str(rec.get("e") or "")).split())[:300]
-                pending_fail[command] = {"command": command, "error": error, "files": []}
+                # `t`: when it failed, so a re-failure of a pending command is seen as new.
+                pending_fail[command] = {"command": command, "error": error, "files": [],
+                                         "t": rec.get("t")}
                 outcomes.append(f"{_code(command)} failed" + (
                     f": {_code(error)}" if error else ""))
             elif rec.get("ok") is True and command in pending_fail:

@@ -10,6 +10,14 @@ from __future__ import annotations
 import os
 import sys
 
+from ocm.agents.hook_input import MAX_PAYLOAD_BYTES
+
+# A shell call about to run (Claude Code's and Codex's PreToolUse) gets an answer only
+# before a `git commit` (nudges: all); every other call ends here, before the dispatcher and
+# its imports are loaded: a process per shell call costs the interpreter's start and little
+# more (bench/nudges.py hook-cost; docs/decisions.md).
+BEFORE_SHELL_EVENT = "pre-tool-use"
+
 
 def read_stdin(limit: int) -> bytes:
     try:
@@ -22,10 +30,12 @@ def read_stdin(limit: int) -> bytes:
 
 def run(argv: list[str]) -> str:
     try:
-        from ocm.agents.dispatch import MAX_PAYLOAD_BYTES
+        raw = read_stdin(MAX_PAYLOAD_BYTES)
+        if BEFORE_SHELL_EVENT in argv and b"commit" not in raw:
+            return ""  # not a commit: nothing to say, nothing imported
         from ocm.agents.dispatch import run as dispatch
 
-        return dispatch(argv, read_stdin(MAX_PAYLOAD_BYTES))
+        return dispatch(argv, raw)
     except Exception:  # noqa: BLE001 - a hook must never break its host
         return ""
 

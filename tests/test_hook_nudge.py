@@ -178,18 +178,19 @@ def test_doctor_says_what_nudges_do(repo: Path, env: dict[str, str]) -> None:
     assert check["detail"].startswith("off (config.json")
 
 
-def test_before_a_git_commit_with_nudges_all(repo: Path, env: dict[str, str]) -> None:
-    """Claude Code's PreToolUse for `git commit` (the recorded Bash payload as it arrives
-    before the call): context asking for a checkpoint first, with `nudges: all` only; any
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_before_a_git_commit_with_nudges_all(host: str, repo: Path, env: dict[str, str]) -> None:
+    """Claude Code's and Codex's PreToolUse for `git commit` (the recorded Bash payload as it
+    arrives before the call): context asking for a checkpoint first, with `nudges: all` only; any
     other command, or the default setting, gets nothing."""
-    data, _ = until_stop("claude-code", repo, env)
-    bash = json.loads(dict(recorded("claude-code", repo))["post-tool-use"])
+    until_stop(host, repo, env)
+    bash = json.loads(dict(recorded(host, repo))["post-tool-use"])  # the last: a Bash call
     bash.update(hook_event_name="PreToolUse", tool_name="Bash")
     bash.pop("tool_response", None)
 
     def before(command: str, environ: dict[str, str]) -> str:
         payload = json.dumps({**bash, "tool_input": {"command": command}}).encode()
-        out = h.run_hook(["claude-code", "pre-tool-use"], payload, environ, cwd=repo)
+        out = h.run_hook([host, "pre-tool-use"], payload, environ, cwd=repo)
         assert out.returncode == 0, out.stderr
         return out.stdout.decode().strip()
 
@@ -200,7 +201,7 @@ def test_before_a_git_commit_with_nudges_all(repo: Path, env: dict[str, str]) ->
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
     assert "about to commit" in context and f'session_id "{session_id(repo)}"' in context
-    assert "`src/check_claude.py`" in context
+    assert f"`src/check_{host.split('-')[0]}.py`" in context
     sid = session_id(repo)
     assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
                  repo).returncode == 0
@@ -274,3 +275,49 @@ def test_a_re_failure_is_named_again(fixed_between: bool, repo: Path,
     assert "`python3 src/check_claude.py` still fails" in again, again
     assert "you edited" not in again  # no file changed in that turn
     assert _turn([], 4, env, repo) == ""  # nothing new after it: no nudge
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_after_a_compaction_the_brief_asks_for_a_checkpoint(host: str, repo: Path,
+                                                             env: dict[str, str]) -> None:
+    """Claude Code 2.1.197 runs SessionStart hooks with `source: "compact"` after compacting
+    and gives their additionalContext to the model (its PreCompact output only instructs the
+    summariser); Codex 0.171's SessionStart schema lists the same source. Unsaved work is
+    named there; not after a checkpoint, not with nudges off."""
+    data, _ = until_stop(host, repo, env)
+    start = json.loads(dict(recorded(host, repo))["session-start"])
+
+    def compacted(environ: dict[str, str]) -> str:
+        for seen in (repo / ".openCodeMemory" / ".hooks" / "seen").glob("*"):
+            seen.unlink()  # a later compaction, not a copy of the last one (30 s dedupe)
+        payload = json.dumps({**start, "source": "compact"}).encode()
+        out = h.run_hook([host, "session-start"], payload, environ, cwd=repo)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    assert message.MARKER not in compacted({**env, "OCM_NUDGES": "off"})
+    context = compacted(env)
+    sid = session_id(repo)
+    assert "compacted" in context  # the brief is still there
+    reminder = context[context.index(f"[{message.MARKER}]"):]
+    assert f"`src/check_{host.split('-')[0]}.py`" in reminder
+    assert f'ocm__checkpoint with session_id "{sid}"' in reminder and len(reminder) < 400
+    assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
+                 repo).returncode == 0
+    assert message.MARKER not in compacted(env)
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_shell_call_that_is_no_commit_exits_early(host: str, repo: Path,
+                                                    env: dict[str, str], tmp_path: Path) -> None:
+    """PreToolUse(Bash) runs for every shell call: one that is not a commit answers nothing
+    before the dispatcher is imported (bench/nudges.py hook-cost measures what it saves)."""
+    trace = tmp_path / "modules.txt"
+    payload = json.dumps({"session_id": "s1", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "pytest -q"}}).encode()
+    traced = {**env, "OCM_NUDGES": "all", "OCM_HOOK_TRACE_MODULES": str(trace)}
+    out = h.run_hook([host, "pre-tool-use"], payload, traced, cwd=repo)
+    assert out.returncode == 0 and out.stdout == b""
+    modules = set(trace.read_text().split())
+    assert "ocm.hook" in modules and "ocm.agents.dispatch" not in modules
+    assert not (repo / ".openCodeMemory" / ".hooks" / "hook.log").exists()

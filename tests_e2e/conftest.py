@@ -120,7 +120,16 @@ def run(request: pytest.FixtureRequest, mock: MockModel,
         tmp_path_factory: pytest.TempPathFactory) -> HostRun:
     """One real session of the host: `ocm init --agents HOST` in a fresh git project, a
     pinned memory for the brief, then the program run non-interactively against the mock."""
-    host = HOSTS[request.param]
+    return host_session(HOSTS[request.param], mock, tmp_path_factory)
+
+
+def host_session(host: Host, mock: MockModel, tmp_path_factory: pytest.TempPathFactory,
+                 steps: list[tuple[str, Any]] | None = None,
+                 extra_env: dict[str, str] | None = None,
+                 follow_up: list[str] | None = None) -> HostRun:
+    """The session `run` makes; `steps` replace the mock's script, `extra_env` goes to the
+    program (and its hooks), `follow_up` is a second invocation (its arguments after the
+    program) run in the same project after the first, e.g. to continue the session."""
     if host.name not in SETUP:
         pytest.skip(f"{host.name}: no scripted session for this host yet")
     if host.installed_version() != host.version or not host.exe.exists():
@@ -138,12 +147,19 @@ def run(request: pytest.FixtureRequest, mock: MockModel,
     pinned = _run([str(VENV_BIN / "ocm"), "remember", PINNED, "--type", "gotcha"], root, env)
     assert pinned.returncode == 0, pinned.stderr
     argv, extra = SETUP[host.name](host, root, home, mock.url)
+    extra = {**extra, **(extra_env or {})}
     mock.reset(str(root))
-    try:  # the mock records requests as they come: keep them even when the host hangs
-        proc = _run(argv, root, {**env, **extra}, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        proc = subprocess.CompletedProcess(argv, -1, _text(exc.stdout),
-                                           f"timed out after {TIMEOUT} s\n{_text(exc.stderr)}")
+    if steps is not None:
+        mock.script.steps = steps
+    for args in ([argv] + ([[str(host.exe), *follow_up]] if follow_up else [])):
+        try:  # the mock records requests as they come: keep them even when the host hangs
+            proc = _run(args, root, {**env, **extra}, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            proc = subprocess.CompletedProcess(args, -1, _text(exc.stdout),
+                                               f"timed out after {TIMEOUT} s\n"
+                                               f"{_text(exc.stderr)}")
+        if proc.returncode != 0:
+            break
     requests = list(mock.requests)
     with (tmp / "requests.jsonl").open("w") as out:  # what the model saw, for debugging
         for rec in requests:

@@ -12,7 +12,8 @@ import re
 import pytest
 
 from ocm.agents.nudge.message import BUDGET, MARKER
-from tests_e2e.conftest import HostRun
+from tests_e2e.conftest import HostRun, host_session
+from tests_e2e.hosts import HOSTS, Host
 from tests_e2e.mock_model import (
     FILE,
     NUDGE_DECISION,
@@ -20,6 +21,8 @@ from tests_e2e.mock_model import (
     NUDGE_GOAL,
     NUDGE_PENDING,
     NUDGE_REMEMBER,
+    STEPS,
+    MockModel,
 )
 from tests_e2e.test_hosts import the_session
 
@@ -27,6 +30,13 @@ from tests_e2e.test_hosts import the_session
 # could prompt the session on `session.idle`, but `opencode run` ends at that event: tried
 # with 1.18.33, the prompt never reached the model, so ocm does not nudge OpenCode.
 EVENT = {"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"}
+
+
+def chosen_host(name: str) -> Host:
+    """The host at the chosen version (`make e2e HOSTS=...`); skip when it is not chosen."""
+    if name not in HOSTS:
+        pytest.skip(f"{name} not chosen for this e2e run")
+    return HOSTS[name]
 
 
 def nudged_host(run: HostRun) -> None:
@@ -84,3 +94,54 @@ def test_the_remembered_convention(run: HostRun) -> None:
     memory = run.ocm("get", found[0]["id"])
     assert NUDGE_REMEMBER["content"] in memory["markdown"]
     assert memory["frontmatter"]["status"] == "active"
+
+
+# --- the nudges at other moments (issue #25): their own sessions, not the shared `run` ----
+
+COMMIT = "git add -A && git commit -q -m 'greet prints hello'"
+
+
+@pytest.fixture(scope="module")
+def codex_commit(mock: MockModel, tmp_path_factory: pytest.TempPathFactory) -> HostRun:
+    """Codex with `nudges: all`: the scripted session, then a `git commit` before its last
+    word. Its PreToolUse hook should put the checkpoint request before the commit."""
+    steps = [*STEPS[:-1], ("shell", COMMIT), STEPS[-1]]
+    return host_session(chosen_host("codex"), mock, tmp_path_factory, steps=steps,
+                        extra_env={"OCM_NUDGES": "all"})
+
+
+def test_codex_pre_tool_use_before_a_commit(codex_commit: HostRun) -> None:
+    run = codex_commit
+    log = (run.vault / ".hooks" / "hook.log").read_text()
+    assert "nudged before a commit" in log, run.output()
+    commit_at = next(i for i, r in enumerate(run.requests)
+                     if "git commit" in json.dumps(r.body))
+    seen = [i for i, r in enumerate(run.requests) if "about to commit" in json.dumps(r.body)]
+    assert seen and seen[0] > commit_at, run.output()  # the context came with the call
+    assert [r.nudge for r in run.requests if r.nudge] == ["checkpoint", "remember", "text"]
+    note = the_session(run)
+    assert note.goal == NUDGE_GOAL, run.output()
+    assert nudges_logged(run) == []  # saved: no end-of-turn nudge after it
+
+
+@pytest.fixture(scope="module")
+def copilot_count(mock: MockModel, tmp_path_factory: pytest.TempPathFactory) -> HostRun:
+    """Copilot CLI (its Stop cannot speak) at the default `nudges: end` with the fallback
+    after 2 edits: the scripted session (2 edits), then `--continue` with a new prompt."""
+    return host_session(chosen_host("copilot"), mock, tmp_path_factory,
+                        extra_env={"OCM_NUDGE_EDITS": "2"},
+                        follow_up=["--continue", "-p", "E2E: anything else?",
+                                   "--allow-all-tools"])
+
+
+def test_copilot_count_fallback_at_the_next_prompt(copilot_count: HostRun) -> None:
+    run = copilot_count
+    log = (run.vault / ".hooks" / "hook.log").read_text()
+    assert log.count("nudged after 2 edits") == 1, run.output()
+    asked = [r for r in run.requests if "You made 2 edits" in json.dumps(r.body)]
+    assert asked, run.output()
+    body = json.dumps(asked[0].body)
+    assert FILE in body[body.find(MARKER):], body[body.find(MARKER):][:600]
+    assert [r.nudge for r in run.requests if r.nudge] == ["checkpoint", "remember", "text"]
+    saved = [n for n in run.session_notes() if n.goal == NUDGE_GOAL]
+    assert len(saved) == 1 and saved[0].id in body, run.output()

@@ -21,22 +21,27 @@ CAP = 10_000
 EVENTS = {
     "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
     "pre-compact": c.COMPACT, "stop": c.STOP, "session-end": c.END,
+    "pre-tool-use": c.BEFORE_SHELL,
 }
 HOOKS = [
     ("SessionStart", "session-start", None, 15),
     ("UserPromptSubmit", "user-prompt-submit", None, 10),
     ("PostToolUse", "post-tool-use", "apply_patch|Edit|Write|Bash|shell", 10),
+    # A nudge before a git commit (nudges: all); Codex 0.169/0.171 run PreToolUse for shell
+    # calls (`Bash`) and pass its additionalContext to the model (tests_e2e/test_nudges.py).
+    ("PreToolUse", "pre-tool-use", "Bash|shell", 10),
     ("PreCompact", "pre-compact", None, 30),
     ("Stop", "stop", None, 30),
     # Codex clamps a SessionEnd timeout above 3 s and warns on every run about it.
     ("SessionEnd", "session-end", None, 3),
 ]
-_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit"}
+_OUTPUT_EVENT = {c.START: "SessionStart", c.PROMPT: "UserPromptSubmit",
+                 c.BEFORE_SHELL: "PreToolUse"}
 
 
 def output(kind: str, context: str | None) -> str:
-    """Context as JSON on SessionStart/UserPromptSubmit, a nudge as a Stop block (Stop
-    accepts only JSON or nothing); nothing elsewhere."""
+    """Context as JSON on SessionStart/UserPromptSubmit/PreToolUse, a nudge as a Stop block
+    (Stop accepts only JSON or nothing); nothing elsewhere."""
     if context and kind in _OUTPUT_EVENT:
         return hook_json_output(_OUTPUT_EVENT[kind], context)
     if context and kind == c.STOP:  # a nudge: the model goes on with `reason` as its task

@@ -20,12 +20,12 @@ from ocm.vault.freshness import journal
 
 from . import common as c
 from . import transcript
+from .hook_input import MAX_PAYLOAD_BYTES
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms; only checkers need it
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_PAYLOAD_BYTES = 8_000_000
 DEDUPE_WINDOW_S = 30.0
 _SEEN = "seen"
 

@@ -4,9 +4,10 @@ the next prompt's hook adds context asking for `ocm__checkpoint`, naming the fil
 One window at a time, kept as `count` in the nudge state file: it starts at the session's
 start, restarts when the agent checkpoints (what it wrote changed) and after it fired, so
 it fires at most once per window. Where it runs (`applies`): with `nudges: end` only on
-hosts whose prompt hook can add context but whose Stop cannot make the model go on (there it
-stands in for the end-of-turn nudge); with `all` on every host whose prompt hook can add
-context; never with `off`.
+hosts whose prompt hook can add context but that get no end-of-turn nudge (there it
+stands in for the end-of-turn nudge: Copilot CLI); with `all` on every host whose prompt
+hook can add context; never with `off`. The window restarts at the first prompt after a
+checkpoint, so edits between the checkpoint and that prompt are not counted.
 """
 
 from __future__ import annotations

@@ -63,8 +63,9 @@ def edits_threshold(vault_dir: str, env: dict[str, str]) -> int:
 
 
 SUPPORT = ("Claude Code, Codex and Gemini CLI (checked with the real programs) and Cursor "
-           "(from its documentation) take one more turn to save the session; OpenCode, "
-           "VS Code and Windsurf get none")
+           "(from its documentation) take one more turn to save the session; Copilot CLI is "
+           "asked at the next prompt after OCM_NUDGE_EDITS edits; OpenCode, VS Code and "
+           "Windsurf get none")
 COST = "one extra model turn per turn with unsaved work (the saving calls and a closing word)"
 
 

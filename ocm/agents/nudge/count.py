@@ -13,11 +13,10 @@ checkpoint, so edits between the checkpoint and that prompt are not counted.
 from __future__ import annotations
 
 from ocm.agents.common import as_dict
-from ocm.vault.freshness import journal
 
 from . import message
 from .decide import HOSTS as STOP_HOSTS
-from .decide import edited_since, load, read_note, save
+from .decide import edited_since, guarded, load, read_note, save, sent
 from .settings import ALL, END, edits_threshold, mode
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms
@@ -44,12 +43,7 @@ def applies(host: str, vault_dir: str, env: dict[str, str]) -> bool:
 def at_prompt(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
               env: dict[str, str]) -> str | None:
     """The context for this prompt, or None. Never raises (logs instead)."""
-    try:
-        return _at_prompt(project, ev, note_id, vault_dir, env)
-    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
-        journal.log(vault_dir, f"{ev.host} {ev.event}: count nudge failed: "
-                               f"{type(exc).__name__}: {exc}")
-        return None
+    return guarded(ev, vault_dir, lambda: _at_prompt(project, ev, note_id, vault_dir, env))
 
 
 def _at_prompt(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
@@ -68,6 +62,4 @@ def _at_prompt(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
     save(vault_dir, note_id, {**state, "count": here,
                               "sent": int(state.get("sent") or 0) + 1,
                               "chars": int(state.get("chars") or 0) + len(text)})
-    journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged after {edits} "
-                           f"edits ({len(text)} chars)")
-    return text
+    return sent(ev, vault_dir, text, f"after {edits} edits")

@@ -31,6 +31,7 @@ from .settings import OFF, mode
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ocm.agents.common import HookEvent
@@ -145,15 +146,27 @@ def happened(base: dict[str, Any], now: dict[str, Any], last_message: str) -> st
                                  calls if calls >= TOOL_CALLS else 0)
 
 
-def at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
-            env: dict[str, str]) -> str | None:
-    """The nudge for this Stop, or None. Never raises (logs instead)."""
+def guarded(ev: HookEvent, vault_dir: str, nudge: Callable[[], str | None]) -> str | None:
+    """`nudge()`, or None when it raises (logged): a nudge must never break the hook."""
     try:
-        return _at_stop(project, ev, note_id, vault_dir, env)
-    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
+        return nudge()
+    except Exception as exc:  # noqa: BLE001
         journal.log(vault_dir, f"{ev.host} {ev.event}: nudge failed: "
                                f"{type(exc).__name__}: {exc}")
         return None
+
+
+def sent(ev: HookEvent, vault_dir: str, text: str, moment: str = "") -> str:
+    """Log a nudge (`nudged[ moment] (N chars)`: what bench/nudges.py reads) and return it."""
+    journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged"
+                           f"{' ' + moment if moment else ''} ({len(text)} chars)")
+    return text
+
+
+def at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
+            env: dict[str, str]) -> str | None:
+    """The nudge for this Stop, or None. Never raises (logs instead)."""
+    return guarded(ev, vault_dir, lambda: _at_stop(project, ev, note_id, vault_dir, env))
 
 
 def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
@@ -178,33 +191,31 @@ def _at_stop(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
     save(vault_dir, note_id, {**state, "base": now, "nudged": True,
                                "sent": int(state.get("sent") or 0) + 1,
                                "chars": int(state.get("chars") or 0) + len(text)})
-    journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged ({len(text)} chars)")
-    return text
+    return sent(ev, vault_dir, text)
+
+
+def unsaved(project: Any, note_id: str, vault_dir: str) -> str:
+    """The sentence naming the work since the last snapshot; "" when the agent saved since
+    or nothing happened. The state is not moved: the end-of-turn nudge still follows if the
+    agent saves nothing."""
+    now = read_note(project, note_id, vault_dir)
+    base = as_dict(load(vault_dir, note_id).get("base"))
+    if now["agent"] != (base.get("agent") or ""):
+        return ""  # saved since the last snapshot
+    return happened(base, now, "")
 
 
 def after_compaction(project: Any, ev: HookEvent, note_id: str, vault_dir: str,
                      env: dict[str, str]) -> str | None:
     """A reminder for the brief a host injects after compacting the context, when the
     session holds unsaved work; None otherwise. No model turn of its own (it rides on the
-    brief), so it runs with any setting but `off`. The state is not moved."""
-    try:
-        if mode(vault_dir, env) == OFF:
-            return None
-        now = read_note(project, note_id, vault_dir)
-        base = as_dict(load(vault_dir, note_id).get("base"))
-        if now["agent"] != (base.get("agent") or ""):
-            return None  # saved since the last snapshot
-        sentence = happened(base, now, "")
-        if not sentence:
-            return None
-        text = message.compose_compaction(note_id, sentence)
-        journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged after a "
-                               f"compaction ({len(text)} chars)")
-        return text
-    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
-        journal.log(vault_dir, f"{ev.host} {ev.event}: nudge failed: "
-                               f"{type(exc).__name__}: {exc}")
-        return None
+    brief), so it runs with any setting but `off`."""
+    def nudge() -> str | None:
+        sentence = "" if mode(vault_dir, env) == OFF else unsaved(project, note_id, vault_dir)
+        return sent(ev, vault_dir, message.compose_compaction(note_id, sentence),
+                    "after a compaction") if sentence else None
+
+    return guarded(ev, vault_dir, nudge)
 
 
 def is_commit(command: str) -> bool:
@@ -212,22 +223,10 @@ def is_commit(command: str) -> bool:
 
 
 def before_commit(project: Any, ev: HookEvent, note_id: str, vault_dir: str) -> str | None:
-    """Context before a git commit when the session holds unsaved work; None otherwise.
-    The state is not moved: the end-of-turn nudge still follows if the agent saves nothing."""
-    try:
-        now = read_note(project, note_id, vault_dir)
-        state = load(vault_dir, note_id)
-        base = as_dict(state.get("base"))
-        if now["agent"] != (base.get("agent") or ""):
-            return None  # saved since the last snapshot
-        sentence = happened(base, now, "")
-        if not sentence:
-            return None
-        text = message.compose_commit(note_id, sentence)
-        journal.log(vault_dir, f"{ev.host} {ev.event} {ev.session_id}: nudged before a "
-                               f"commit ({len(text)} chars)")
-        return text
-    except Exception as exc:  # noqa: BLE001 - a nudge must never break the hook
-        journal.log(vault_dir, f"{ev.host} {ev.event}: nudge failed: "
-                               f"{type(exc).__name__}: {exc}")
-        return None
+    """Context before a git commit when the session holds unsaved work; None otherwise."""
+    def nudge() -> str | None:
+        sentence = unsaved(project, note_id, vault_dir)
+        return sent(ev, vault_dir, message.compose_commit(note_id, sentence),
+                    "before a commit") if sentence else None
+
+    return guarded(ev, vault_dir, nudge)

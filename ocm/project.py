@@ -470,13 +470,18 @@ class Project:
                  key: str | None = None, supersede_reason: str | None = None,
                  scope: str = "project", importance: int | None = None,
                  session: str | None = None, created: datetime | None = None,
-                 auto_supersede: bool = True, check_copies: bool = True) -> WriteResult:
+                 auto_supersede: bool = True, check_copies: bool = True,
+                 force: bool = False) -> WriteResult:
         """Store a memory. Unless `auto_supersede=False` or the record is backdated
         (`created` given), an older active record of the same type and scope saying nearly
         the same thing is marked superseded (seed 000; see `ocm.vault.alike.supersede`); the
         result's `notice` says so. Otherwise, unless `check_copies=False` or the record is
         backdated, the notice names an active record of the type that this one nearly copies
-        (`ocm.vault.alike.nearcopies`)."""
+        (`ocm.vault.alike.nearcopies`). A near-copy of a superseded, resolved or archived
+        record is not written unless `force`: the result is that record, `changed` False,
+        and its notice says why (`ocm.vault.alike.tombstones`)."""
+        if not isinstance(force, bool):
+            raise InvalidInput(f"force must be true or false, not {force!r}")
         vault = self._vault_for_scope(scope)
         self.fold_journal()  # the session's read/edit counts decide the importance cap
         if session:
@@ -492,7 +497,8 @@ class Project:
                               key=key, supersede_reason=supersede_reason,
                               importance=importance, session=session, created=created,
                               auto_supersede=auto_supersede, supersede_candidates=candidates,
-                              meaning=likeness.for_vault(vault), near_copies=check_copies)
+                              meaning=likeness.for_vault(vault), near_copies=check_copies,
+                              force=force)
 
     def _supersede_candidates(self, vault: Vault, memory_type: str, title: str | None,
                               content: str) -> list[Path] | None:

@@ -346,10 +346,12 @@ def recall(vault: Path | None, as_json: bool, query: tuple[str, ...], fmt: str, 
 @click.option("--session", "session_id", help="Session that produced it.")
 @click.option("--no-auto-supersede", "no_auto", is_flag=True,
               help="Keep older similar records of this type active.")
+@click.option("--force", is_flag=True,
+              help="Store it even if it nearly copies a superseded, resolved or archived one.")
 def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, title: str | None,
              files_: tuple[str, ...], tags: tuple[str, ...], key: str | None,
              supersede_reason: str | None, scope: str, importance: int | None,
-             session_id: str | None, no_auto: bool) -> None:
+             session_id: str | None, no_auto: bool, force: bool) -> None:
     """Store a memory record (use - as TEXT to read it from stdin)."""
     if text == "-":
         text = _stdin_text()
@@ -357,9 +359,12 @@ def remember(vault: Path | None, as_json: bool, text: str, memory_type: str, tit
     result = project.remember(text, memory_type, title=title, files=list(files_),
                               tags=list(tags), key=key, supersede_reason=supersede_reason,
                               scope=scope, importance=importance, session=session_id,
-                              auto_supersede=not no_auto)
+                              auto_supersede=not no_auto, force=force)
     if as_json:
         render.emit_json(render.write_result_json(result))
+    elif not result.changed and result.status != "active":
+        notice = result.notice or "not stored"
+        click.echo(f"{notice[:1].upper()}{notice[1:]}\n{result.path.resolve()}")
     else:
         extra = f"; {result.notice}" if result.notice else ""
         click.echo(f"Remembered {result.id}{extra}\n{result.path.resolve()}")

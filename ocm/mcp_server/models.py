@@ -37,7 +37,9 @@ class WriteOutcome(BaseModel):
     kind: str = Field(description="'session' or 'memory'.")
     status: str = Field(description="Status after the write (active, resolved, deleted, …).")
     markdown_path: str = Field(description="Absolute path of the note's Markdown file.")
-    changed: bool = Field(True, description="False when the note already said exactly this.")
+    changed: bool = Field(True, description="False when nothing was written: the note "
+                                            "already said exactly this, or (remember) a "
+                                            "retired record says it (see notice).")
     notice: str | None = Field(None, description="Side effect worth knowing, e.g. "
                                                  "'superseded <id>'.")
 

@@ -434,6 +434,10 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         auto_supersede: Annotated[bool, Field(
             description="Retire an older active memory of this type that says nearly the "
                         "same thing (the notice names it).")] = True,
+        force: Annotated[bool, Field(
+            description="Store it even though it nearly copies a superseded, resolved or "
+                        "archived memory (only for a fact that record does not cover).")
+        ] = False,
     ) -> WriteOutcome:
         """Store a typed memory record that outlives this session.
 
@@ -441,12 +445,15 @@ def build_server(project_dir: Path | None = None) -> MCPServer:
         record is marked superseded and linked to the new one. Without a key, an older
         active record of the same type that this one restates is superseded automatically.
         A record that nearly copies an active one of its type is stored too, and the notice
-        names the older one.
+        names the older one. One that nearly copies a superseded, resolved or archived
+        record is not stored unless force is true: the result names that record (changed
+        false) and the notice says what replaced or resolved it. A gotcha or bug_fix about a
+        failure ocm recorded automatically absorbs that automatic bug_fix.
         """
         return await backend.run(ctx, lambda project: _write(project.remember(
             content, type, title=title, files=files, tags=tags, key=key,
             supersede_reason=supersede_reason, scope=scope, importance=importance,
-            session=session_id, auto_supersede=auto_supersede)))
+            session=session_id, auto_supersede=auto_supersede, force=force)))
 
     @tool(name="ocm__search", title="Search sessions and memories",
                  annotations=READ_ONLY)

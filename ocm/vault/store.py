@@ -54,6 +54,7 @@ from .sessions import (
 from .team.mode import is_team
 
 if TYPE_CHECKING:
+    from .alike.autofix import Failure
     from .alike.supersede import Meaning
 
 T = TypeVar("T")
@@ -234,9 +235,13 @@ class Vault(NoteFolder):
                  created: datetime | None = None, git_sha: str | None = None,
                  auto_supersede: bool = True,
                  supersede_candidates: list[Path] | None = None,
-                 meaning: Meaning | None = None, near_copies: bool = True) -> WriteResult:
+                 meaning: Meaning | None = None, near_copies: bool = True,
+                 force: bool = False) -> WriteResult:
         """Write a memory record; `meaning` (a cosine of two texts) lets auto-supersede and
-        the near-copy check (ocm/vault/alike/nearcopies.py) use meaning as well as words."""
+        the near-copy check (ocm/vault/alike/nearcopies.py) use meaning as well as words.
+        A near-copy of a retired record is not written unless `force`
+        (ocm/vault/alike/tombstones.py); a record of a failure merges with its automatic or
+        agent-written twin (ocm/vault/alike/autofix.py)."""
         memory_type = canonical_type(memory_type)
         content = clean(validate_content(content))
         title = clean(" ".join((title or default_title(content)).split()))[:MAX_TITLE_CHARS]
@@ -276,14 +281,29 @@ class Vault(NoteFolder):
                     self.scope == "project" and is_team(self.root)) else None,
             }
             path = self.memory_path(memory_type, memory_id)
-            match = copy = None
+            match = copy = twin = None
+            skipped = ""
             if previous is None:  # seed 000: a similar older record, else a near-copy
                 from .alike.newrecord import compare
 
-                match, copy = compare(self, fields, title, content, supersede_candidates,
-                                      meaning, auto_supersede, near_copies)
+                verdict = compare(self, fields, title, content, supersede_candidates,
+                                  meaning, auto_supersede, near_copies, force)
+                skipped = verdict.skipped()
+                if verdict.tombstone is not None:
+                    t = verdict.tombstone
+                    return WriteResult(t.id, t.path, t.status, "memory", changed=False,
+                                       notice="; ".join(filter(None, (t.notice(), skipped))))
+                if verdict.agent is not None and verdict.failure is not None:
+                    return self._merge_failure(*verdict.agent, verdict.failure, skipped)
+                match, copy, twin = verdict.match, verdict.copy, verdict.automatic
                 if match is not None:
                     fields["supersedes"] = link(Path(match.old_path).stem)
+                if twin is not None:
+                    from .alike.autofix import with_evidence
+
+                    content = with_evidence(content, twin[2])
+                    fields["files"] = list(dict.fromkeys([*file_list, *twin[2].files]))
+                    fields["supersedes"] = fields["supersedes"] or link(twin[0].stem)
             check_inside(self.root, path)
             rendered = new_memory_document(fields, content).render()
             check_size(path, rendered)
@@ -294,6 +314,13 @@ class Vault(NoteFolder):
                 notice = f"superseded {match.old_id} (auto: {match.why})"
             if copy is not None:
                 notice = f"nearly the same as active {copy.id} ({copy.title!r}); kept both"
+            if twin is not None:
+                self._mark_superseded(twin[0], memory_id, f"merged into {memory_id}, the "
+                                      "agent's record of the same failure")
+                notice = "; ".join(filter(None, (notice, (
+                    f"merged the automatic bug_fix {twin[1].id} (same failure: "
+                    f"{twin[2].command}) into this record; it is superseded"))))
+            notice = "; ".join(filter(None, (notice, skipped))) or None
             if previous is not None:
                 reason = clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)
@@ -301,6 +328,27 @@ class Vault(NoteFolder):
         if session_path is not None:
             self._list_in_session(session_path, memory_id, title)
         return WriteResult(memory_id, path, "active", "memory", notice=notice)
+
+    def _merge_failure(self, path: Path, note: MemoryNote, fail: Failure, skipped: str
+                       ) -> WriteResult:
+        """A new automatic bug_fix of a failure the agent already recorded: its evidence
+        goes into the agent's record (once), and no record is written."""
+        from .alike.autofix import with_evidence
+
+        def mutate(doc: Document) -> None:
+            memo = MemoryNote(doc)
+            text = with_evidence(memo.content, fail)
+            files = list(dict.fromkeys([*memo.str_list("files"), *fail.files]))
+            if text != memo.content or files != memo.str_list("files"):
+                memo.set_content(text)
+                memo.set("files", files)
+                memo.set("updated", now())
+
+        _, changed = self._edit(path, locks.note(path), mutate)
+        notice = (f"the agent's record {note.id} ({note.title!r}) already says this; the "
+                  "automatic evidence is kept in it" + ("" if changed else " (already there)"))
+        return WriteResult(note.id, path, note.status, "memory", changed=changed,
+                           notice="; ".join(filter(None, (notice, skipped))))
 
     def _session_path(self, session: str | None) -> Path | None:
         if not session:

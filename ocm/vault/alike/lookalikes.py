@@ -66,6 +66,7 @@ class Look:
     keyed: bool
     score: float
     head: str = ""  # the frontmatter, lower-cased
+    status: str = "active"
 
 
 def look(text: str, new_words: Counter[str]) -> Look:
@@ -75,13 +76,14 @@ def look(text: str, new_words: Counter[str]) -> Look:
     if end < 0:
         return Look(text, True, False, 1.0)
     head, body = text[:end], text[end + 4:]
-    status = _FM_LINE["status"].search(head)
-    active = not (status and status.group(1).strip().strip("'\"") not in ("", "active"))
+    found = _FM_LINE["status"].search(head)
+    status = (found.group(1).strip().strip("'\"") if found else "") or "active"
+    active = status == "active"
     key = _FM_LINE["key"].search(head)
     keyed = bool(key and key.group(1).strip() not in ("", "null", "~", "''", '""'))
     title = _FM_LINE["title"].search(head)
     score = cosine(new_words, words(title.group(1) if title else "", body))
-    return Look(text, active, keyed, score, head.lower())
+    return Look(text, active, keyed, score, head.lower(), status)
 
 
 class Lookalikes:
@@ -96,6 +98,7 @@ class Lookalikes:
         self._paths: list[Path] | None = None
         self._looks: dict[Path, Look | None] = {}
         self._notes: dict[Path, MemoryNote | None] = {}
+        self.broken: dict[Path, str] = {}  # record files that could not be read or parsed
 
     def paths(self) -> list[Path] | None:
         """`record_paths`, listed once; None when the type has no folder."""
@@ -103,15 +106,16 @@ class Lookalikes:
             self._paths = record_paths(self.vault, self.memory_type, self.candidates)
         return self._paths
 
-    def notes(self, floor: float, keyless: bool = True, names: tuple[str, ...] = ()
-              ) -> Iterator[tuple[Path, MemoryNote]]:
-        """The parsed records whose raw look is active, keyless (unless `keyless` is False)
-        and similar enough that a rule whose lowest score is `floor` could be reached, or
-        whose frontmatter names one of `names` (the files of a new record that reports a
-        change done: an older plan about one of them may be answered by few shared words)."""
+    def notes(self, floor: float, keyless: bool = True, names: tuple[str, ...] = (),
+              retired: bool = False) -> Iterator[tuple[Path, MemoryNote]]:
+        """The parsed records whose raw look is active (with `retired`: resolved,
+        superseded or archived), keyless (unless `keyless` is False) and similar enough that
+        a rule whose lowest score is `floor` could be reached, or whose frontmatter names
+        one of `names` (the files of a new record that reports a change done: an older plan
+        about one of them may be answered by few shared words)."""
         for path in self.paths() or ():
             seen = self._look(path)
-            if seen is None or not seen.active or (keyless and seen.keyed):
+            if seen is None or seen.active == retired or (keyless and seen.keyed):
                 continue
             if seen.score < floor - PREFILTER_MARGIN and not any(
                     name in seen.head for name in names):
@@ -124,14 +128,16 @@ class Lookalikes:
         if path not in self._looks:
             try:
                 self._looks[path] = look(read_note_text(path), self.words)
-            except (OcmError, OSError):
+            except (OcmError, OSError) as exc:
                 self._looks[path] = None
+                self.broken[path] = str(exc)
         return self._looks[path]
 
     def _note(self, path: Path, text: str) -> MemoryNote | None:
         if path not in self._notes:
             try:
                 self._notes[path] = MemoryNote(Document.parse(text, path))
-            except (OcmError, OSError):
+            except (OcmError, OSError) as exc:
                 self._notes[path] = None
+                self.broken[path] = str(exc)
         return self._notes[path]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
@@ -61,9 +62,15 @@ def hook(host: str, event: str, data: dict, env: dict[str, str], repo: Path) -> 
     return out.stdout.decode()
 
 
-def pin(repo: Path, env: dict[str, str]) -> None:
+def brief_after(replay: Callable[[Path, dict[str, str], Path], list[str]], repo: Path,
+                env: dict[str, str], tmp: Path) -> dict:
+    """A pinned memory, then the session replayed: the SessionStart answer, which holds it."""
     assert h.ocm(["remember", "Pinned: warm the widget cache first", "--type", "gotcha"],
                  env, repo).returncode == 0
+    start = json.loads(replay(repo, env, tmp)[0])["hookSpecificOutput"]
+    assert start["hookEventName"] == "SessionStart"
+    assert "warm the widget cache" in start["additionalContext"]
+    return start
 
 
 # --------------------------------------------------------------------------- Qwen Code
@@ -90,11 +97,7 @@ def replay_qwen(repo: Path, env: dict[str, str], tmp: Path) -> list[str]:
 
 def test_qwen_session_brief_prompt_failure_fix_and_transcript(
         repo: Path, env: dict[str, str], tmp_path: Path) -> None:
-    pin(repo, env)
-    outputs = replay_qwen(repo, env, tmp_path)
-    start = json.loads(outputs[0])["hookSpecificOutput"]
-    assert start["hookEventName"] == "SessionStart"
-    assert "warm the widget cache" in start["additionalContext"]
+    start = brief_after(replay_qwen, repo, env, tmp_path)
     note, text = the_note(repo)
     assert note.frontmatter.data["tool"] == "qwen"
     assert note.frontmatter.data["status"] == "closed"
@@ -156,12 +159,11 @@ def replay_droid(repo: Path, env: dict[str, str], tmp: Path) -> list[str]:
 
 def test_droid_failure_from_the_transcript_fix_and_transcript(
         repo: Path, env: dict[str, str], tmp_path: Path) -> None:
-    pin(repo, env)
-    outputs = replay_droid(repo, env, tmp_path)
-    start = json.loads(outputs[0])["hookSpecificOutput"]
-    assert "warm the widget cache" in start["additionalContext"]
+    start = brief_after(replay_droid, repo, env, tmp_path)
     note, text = the_note(repo)
     assert note.frontmatter.data["tool"] == "droid"
+    assert note.frontmatter.data["id"] in start["additionalContext"]
+    assert SessionNote(note).items("prompts") == [PROMPT]  # from the transcript
     assert note.frontmatter.data["status"] == "closed"
     assert SessionNote(note).files() == {"src/greet.py": "created"}
     # No hook fired for the failing Execute: the transcript showed it at the Edit's hook.

@@ -21,6 +21,7 @@ import os
 
 from . import common as c
 from .base import RULES, SERVER_NAME, InstallContext, hook_group_is_ours, server_is_ours
+from .claude_code import EVENTS as EVENTS  # Claude Code's event names
 from .claude_code import hook_entries
 from .claude_code import output as output  # Claude's output shapes, Stop's block included
 
@@ -33,11 +34,6 @@ if TYPE_CHECKING:
 
 HOST = "droid"
 CAP = 10_000
-EVENTS = {
-    "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
-    "post-tool-use-failure": c.TOOL_FAILED, "pre-compact": c.COMPACT, "stop": c.STOP,
-    "session-end": c.END, "pre-tool-use": c.BEFORE_SHELL,
-}
 _TOOLS = "Create|Edit|MultiEdit|ApplyPatch|Read|Execute"
 # (droid's event, our event name, matcher, timeout in seconds)
 HOOKS: list[tuple[str, str, str | None, int]] = [

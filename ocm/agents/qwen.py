@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import common as c
 from .base import RULES, SERVER_NAME, InstallContext, hook_group_is_ours, server_is_ours
+from .claude_code import EVENTS as EVENTS  # Claude Code's event names
 from .claude_code import hook_entries
 from .claude_code import output as output  # Claude's output shapes, Stop's block included
 
@@ -34,11 +35,6 @@ CAP = 10_000
 # `SessionEnd` fires only when the interactive UI exits (and on /clear, and over ACP), never
 # in `qwen -p`: an open session is closed at the next one's start or after a quiet period.
 NO_SESSION_END = True
-EVENTS = {
-    "session-start": c.START, "user-prompt-submit": c.PROMPT, "post-tool-use": c.TOOL,
-    "post-tool-use-failure": c.TOOL_FAILED, "pre-compact": c.COMPACT, "stop": c.STOP,
-    "session-end": c.END, "pre-tool-use": c.BEFORE_SHELL,
-}
 _TOOLS = "write_file|edit|replace|read_file|read_many_files|run_shell_command"
 # (Qwen's event, our event name, matcher, timeout in seconds)
 HOOKS: list[tuple[str, str, str | None, int]] = [

@@ -93,7 +93,8 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     report = json.loads(result.output)
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
                                                       "gemini", "vscode", "opencode",
-                                                      "windsurf", "copilot"}
+                                                      "windsurf", "copilot", "qwen",
+                                                      "droid"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
     # ocm and ocm-hook are on PATH (the fixture): configs call them by name, as on any

@@ -44,6 +44,8 @@ PINNED = {
         Host("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
         Host("opencode", "opencode-ai", "1.18.33", "opencode"),
         Host("copilot", "@github/copilot", "1.0.102", "copilot"),
+        Host("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"),
+        Host("droid", "droid", "0.215.0", "droid"),
     )
 }
 # `make e2e HOSTS=...` (tests_e2e/run.py) hands the chosen set to the tests in this variable:
@@ -144,5 +146,26 @@ def copilot(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], di
     return [str(host.exe), "-p", PROMPT, "--allow-all-tools"], env
 
 
+def qwen(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # Qwen Code's Gemini protocol at the mock (its `write_file` and `run_shell_command` are
+    # Gemini CLI's); --yolo approves the tools as a person answering its questions would.
+    _write_json(home / ".qwen" / "settings.json", {
+        "security": {"auth": {"selectedType": "gemini"}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}})
+    env = {"GEMINI_API_KEY": DUMMY_KEY, "GOOGLE_GEMINI_BASE_URL": url}
+    return [str(host.exe), "-p", PROMPT, "--yolo", "--auth-type", "gemini",
+            "--model", "gemini-2.5-pro"], env
+
+
+def droid(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # A custom (BYOK) Anthropic-type model at the mock, named `custom:<displayName>-<index>`;
+    # `--auto high` allows edits and commands as a person choosing that autonomy would.
+    _write_json(home / ".factory" / "settings.json", {"customModels": [{
+        "model": "claude-sonnet-4-5", "displayName": "Mock", "baseUrl": url,
+        "apiKey": DUMMY_KEY, "provider": "anthropic", "maxOutputTokens": 8192}]})
+    return [str(host.exe), "exec", "--auto", "high", "-m", "custom:Mock-0", PROMPT], {}
+
+
 SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode,
-         "copilot": copilot}
+         "copilot": copilot, "qwen": qwen, "droid": droid}

@@ -96,11 +96,12 @@ class Script:
     def step(self, commands: list[str], has_remember: bool) -> tuple[int, str, Any]:
         """The step after the tool calls made so far (their shell commands, "" for other
         tools): (index, action, argument)."""
-        waits = commands.count(WAIT_COMMAND)
+        waits = sum(1 for command in commands if command.startswith(WAIT_COMMAND))
         done = min(len(commands) - waits, len(self.steps) - 1)
         action, arg = self.steps[done]
         if action == "remember" and not has_remember and waits < MAX_WAITS:
-            return done, "shell", WAIT_COMMAND
+            # Numbered after the first: droid stops a turn that repeats one call unchanged.
+            return done, "shell", f"{WAIT_COMMAND} ({waits + 1})" if waits else WAIT_COMMAND
         return done, action, arg
 
 
@@ -117,9 +118,16 @@ def _sse(events: list[tuple[str | None, dict[str, Any]]]) -> bytes:
 
 def _anthropic_tool(script: Script, names: set[str], action: str,
                     arg: Any) -> tuple[str, dict[str, Any]]:
-    """Claude Code's tools (Write, Bash, mcp__ocm__…), OpenCode's (write, bash, ocm_…) or
-    Copilot CLI's (create, edit, bash, ocm-ocm__…)."""
+    """Claude Code's tools (Write, Bash, mcp__ocm__…), OpenCode's (write, bash, ocm_…),
+    Copilot CLI's (create, edit, bash, ocm-ocm__…) or droid's (Create, Edit, Execute)."""
     claude = "Write" in names
+    if action == "write" and "Create" in names:  # droid
+        path = f"{script.root}/{FILE}"
+        return ("Create", {"file_path": path, "content": arg}) if arg == BROKEN else (
+            "Edit", {"file_path": path, "old_str": BROKEN, "new_str": arg})
+    if action == "shell" and "Execute" in names:
+        return "Execute", {"command": arg, "summary": "run greet.py", "riskLevel": "low",
+                           "riskLevelReason": "runs a local script"}
     if action == "write" and "create" in names:
         path = f"{script.root}/{FILE}"
         return ("create", {"path": path, "file_text": arg}) if arg == BROKEN else (
@@ -142,8 +150,12 @@ def _deferred_remember(body: dict[str, Any]) -> str | None:
     named there (to load with `ToolSearch {"query": "select:NAME"}`)."""
     if "ToolSearch" not in {t.get("name") for t in body.get("tools") or []}:
         return None
-    named = re.search(r"mcp__[A-Za-z0-9_-]*?ocm__remember", json.dumps(body.get("messages")))
-    return named.group(0) if named else None
+    text = json.dumps(body.get("messages"))
+    named = re.search(r"mcp__[A-Za-z0-9_-]*?ocm__remember", text)
+    # droid lists deferred tools one per line under "Deferred tools:", by its own names.
+    listed = re.search(r"Deferred tools:(?:\\n[^\\\s]+)*?\\n([A-Za-z0-9_-]*ocm__remember)\\n",
+                       text)
+    return named.group(0) if named else listed.group(1) if listed else None
 
 
 def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, str]:
@@ -159,7 +171,7 @@ def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
     commands = [str((b.get("input") or {}).get("command", "")) for b in calls
                 if b.get("name") != "ToolSearch"]
     step, action, arg = None, "text", "ok"
-    if names & {"Write", "write", "create"}:
+    if names & {"Write", "write", "create", "Create"}:
         has_remember = any(n.endswith("ocm__remember") for n in names)
         deferred = None if has_remember else _deferred_remember(body)
         step, action, arg = script.step(commands, has_remember or deferred is not None)

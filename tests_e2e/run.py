@@ -26,6 +26,9 @@ def install(host: Host) -> bool:
     if host.installed_version() == host.version and host.exe.exists():
         return True
     host.prefix.mkdir(parents=True, exist_ok=True)
+    manifest = host.prefix / "package.json"
+    if not manifest.exists():  # npm wants one where a package has install scripts (droid)
+        manifest.write_text('{"private": true}\n')
     print(f"e2e: installing {host.package}@{host.version} into {host.prefix}", flush=True)
     out = subprocess.run(["npm", "install", "--prefix", str(host.prefix), "--no-audit",
                           "--no-fund", "--no-save", "--loglevel=error",

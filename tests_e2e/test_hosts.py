@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+from ocm.agents.common import host_module
 from ocm.vault.sessions import SessionNote
 from tests_e2e.conftest import BRIEF_MARKER, HostRun
 from tests_e2e.hosts import PROMPT
@@ -89,6 +90,11 @@ def test_mcp_remember_result(run: HostRun) -> None:
 
 def test_session_closed(run: HostRun) -> None:
     note = the_session(run)
+    if getattr(host_module(run.host.name), "NO_SESSION_END", False):
+        # `qwen -p` sends no SessionEnd: the session waits for the quiet-period close.
+        quiet = json.loads((run.vault / ".hooks" / "quiet.json").read_text())
+        assert note.status == "open" and note.id in json.dumps(quiet), (quiet, run.output())
+        return
     assert note.status == "closed", (note.status, run.output())
     assert note.fm.get("git_sha_end") and note.fm.get("ended_at"), note.fm
     assert note.fm.get("trigger") != "context_limit", "no compaction happened"

@@ -29,7 +29,8 @@ from tests_e2e.test_hosts import the_session
 # Where each host's program takes a hook's "go on with this instruction". OpenCode's plugin
 # could prompt the session on `session.idle`, but `opencode run` ends at that event: tried
 # with 1.18.33, the prompt never reached the model, so ocm does not nudge OpenCode.
-EVENT = {"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"}
+EVENT = {"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent", "qwen": "Stop",
+         "droid": "Stop"}
 
 
 def chosen_host(name: str) -> Host:

@@ -55,9 +55,13 @@ def output(kind: str, context: str | None) -> str:
     return ""
 
 
-def hook_entries(ctx: InstallContext, host: str = HOST) -> list[tuple[str, dict[str, Any]]]:
+def hook_entries(ctx: InstallContext, host: str = HOST,
+                 hooks: list[tuple[str, str, str | None, int]] | None = None,
+                 ) -> list[tuple[str, dict[str, Any]]]:
+    """Claude-style matcher groups (Qwen Code and droid read the same shape, with their own
+    tool names in `hooks`)."""
     out = []
-    for event, name, matcher, timeout in HOOKS:
+    for event, name, matcher, timeout in HOOKS if hooks is None else hooks:
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
         group["hooks"] = [{"type": "command", "command": ctx.hook_command(host, name),
                            "timeout": timeout}]

@@ -19,20 +19,21 @@ if TYPE_CHECKING:
     from typing import Any
 
 HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf",
-         "copilot")
+         "copilot", "qwen", "droid")
 HOST_ALIASES = {
     "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
     "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
     "vscode": "vscode", "vs-code": "vscode", "code": "vscode", "copilot": "copilot",
     "copilot-cli": "copilot", "github-copilot": "copilot",
     "opencode": "opencode", "open-code": "opencode", "windsurf": "windsurf",
-    "cascade": "windsurf",
+    "cascade": "windsurf", "qwen": "qwen", "qwen-code": "qwen", "droid": "droid",
+    "factory": "droid", "factory-droid": "droid",
 }
 # Each host's module under ocm/agents/ (its event table, payload and transcript parsers,
 # what `ocm init` writes for it).
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
            "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
-           "windsurf": "windsurf", "copilot": "copilot"}
+           "windsurf": "windsurf", "copilot": "copilot", "qwen": "qwen", "droid": "droid"}
 
 
 def host_module(host: str) -> ModuleType:
@@ -239,7 +240,7 @@ DELETE_TOOLS = {"deletefile", "delete", "removefile"}
 READ_TOOLS = {"read", "readfile", "readmanyfiles", "view", "notebookread", "readnotebook"}
 SHELL_TOOLS = {
     "bash", "shell", "runshellcommand", "runterminalcommand", "runinterminal", "execcommand",
-    "localshell", "terminal", "runcommand", "containerexec",
+    "localshell", "terminal", "runcommand", "containerexec", "execute",
 }
 _PATH_KEYS = ("file_path", "notebook_path", "target_file", "absolute_path", "path", "filename")
 _LIST_KEYS = ("files", "file_paths", "paths", "absolute_paths")
@@ -333,7 +334,10 @@ _EXIT_RE = re.compile(r"exit(?:ed)?(?: with)?[ _]?(?:code|status)[:= ]+(-?\d+)",
 _FIRST_PATTERNS = (re.compile(r"^E\s{2,}\S"), re.compile(
     r"(?:^|[\s:-])(?:fatal )?error(?:\[\w+\]| [A-Z]{2,}\d+)?:", re.I))
 _LAST_PATTERNS = (re.compile(r"^[\w.]*(?:Error|Exception)\b.*:"), re.compile(r"^FAILED "))
+# Gemini's and Qwen's shell reply fields left empty (`Error: (none)`, `Signal: (none)`).
+_EMPTY_FIELD = re.compile(r"[A-Z][\w ]*: \(none\)")
 _SUMMARY = re.compile(r"could not compile|aborting due to|^make: \*\*\*|^npm ERR! code|"
+                      r"^Error: Command failed \(exit code: -?\d+\)$|"  # droid's header
                       r"^(?:ERROR|FAIL): \w+ \([\w.]+\)$")  # unittest's test-name header
 
 
@@ -341,7 +345,7 @@ def error_line(text: str) -> str:
     """The most telling line of a failed command's output (deterministic, no LLM)."""
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
     lines = [ln for ln in lines if not _EXIT_RE.fullmatch(ln) and not ln.lower().startswith(
-        "exit code")] or lines
+        "exit code") and not _EMPTY_FIELD.fullmatch(ln)] or lines
     pick = ""
     for pattern in _FIRST_PATTERNS:
         pick = next((ln for ln in lines if pattern.search(ln) and not _SUMMARY.search(ln)), "")

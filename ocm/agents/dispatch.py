@@ -412,6 +412,10 @@ def run(argv: list[str], raw: bytes, env: dict[str, str] | None = None) -> str:
                                    f"{problem or 'event not handled'}; no-op")
             return _output(host, table_host, kind, None)
         cap = getattr(c.host_module(host), "CAP", 10_000)
+        missed = getattr(c.host_module(host), "missed_events", None)
+        if missed is not None and ev.kind != c.BEFORE_SHELL:
+            for key, event in missed(ev, vault_dir):  # droid: failures and prompts, no hook
+                _journal_event(event, vault_dir, key.encode())
         if ev.kind == c.BEFORE_SHELL:
             return _output(host, table_host, kind, _before_shell(ev, root, vault_dir, env))
         if ev.kind in c.FREQUENT:

@@ -48,6 +48,8 @@ TOOLS: tuple[str, ...] = (
     "windsurf",
     "antigravity",
     "copilot",
+    "qwen",
+    "droid",
 )
 
 # Keys are normalised by _norm_tool (casefolded, runs of space/_/- -> one space).
@@ -81,6 +83,10 @@ _TOOL_ALIASES: dict[str, str] = {
     "codeium": "windsurf",
     "antigravity": "antigravity",
     "google antigravity": "antigravity",
+    "qwen": "qwen",
+    "qwen code": "qwen",
+    "droid": "droid",
+    "factory droid": "droid",
 }
 
 

@@ -42,7 +42,7 @@ FOLDER = "nudge"
 # real Claude Code 2.1.197, Codex 0.169.0 and Gemini CLI 0.61.0 in tests_e2e/test_nudges.py;
 # Cursor's `followup_message` from its documentation and recorded payloads only). OpenCode:
 # `opencode run` ends at `session.idle`, so a plugin's prompt there never reached the model.
-HOSTS = frozenset({"claude-code", "codex", "gemini", "cursor"})
+HOSTS = frozenset({"claude-code", "codex", "gemini", "cursor", "qwen", "droid"})
 TOOL_CALLS = 8  # reads and edits since the snapshot that make a turn worth saving
 # A decision-shaped last message: "went with argparse over click", "decided to ...".
 _DECIDED = re.compile(

@@ -44,6 +44,7 @@ PINNED = {
         Host("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
         Host("opencode", "opencode-ai", "1.18.33", "opencode"),
         Host("copilot", "@github/copilot", "1.0.102", "copilot"),
+        Host("kilo", "@kilocode/cli", "7.7.7", "kilo"),
     )
 }
 # `make e2e HOSTS=...` (tests_e2e/run.py) hands the chosen set to the tests in this variable:
@@ -144,5 +145,19 @@ def copilot(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], di
     return [str(host.exe), "-p", PROMPT, "--allow-all-tools"], env
 
 
+def kilo(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # OpenCode's setup under Kilo's names: its user config folder is ~/.config/kilo, its
+    # variables KILO_*; no session upload, no models fetch (the namespace has no network).
+    _write_json(home / ".config" / "kilo" / "kilo.json", {
+        "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": DUMMY_KEY}}},
+        "model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-sonnet-4-5",
+        "autoupdate": False, "share": "disabled",
+        "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"}})
+    env = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1",
+           "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_SHARE": "1",
+           "KILO_DISABLE_SESSION_INGEST": "1", "KILO_TELEMETRY_LEVEL": "off", "PWD": str(root)}
+    return [str(host.exe), "run", *PROMPT.split(" ")], env
+
+
 SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode,
-         "copilot": copilot}
+         "copilot": copilot, "kilo": kilo}

@@ -48,6 +48,7 @@ TOOLS: tuple[str, ...] = (
     "windsurf",
     "antigravity",
     "copilot",
+    "kilo",
 )
 
 # Keys are normalised by _norm_tool (casefolded, runs of space/_/- -> one space).
@@ -81,6 +82,10 @@ _TOOL_ALIASES: dict[str, str] = {
     "codeium": "windsurf",
     "antigravity": "antigravity",
     "google antigravity": "antigravity",
+    "kilo": "kilo",
+    "kilo cli": "kilo",
+    "kilo code": "kilo",
+    "kilocode": "kilo",
 }
 
 

@@ -54,7 +54,9 @@ AGENT_FILES = [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".cursor/mcp.j
                ".codex/hooks.json", "AGENTS.md", ".gemini/settings.json", "GEMINI.md",
                ".vscode/mcp.json", ".github/hooks/ocm.json", "opencode.json",
                ".opencode/plugins/ocm.js", ".windsurf/hooks.json", ".windsurf/rules/ocm.md",
-               ".github/hooks/ocm-copilot.json", ".kilo/kilo.json", ".kilo/plugins/ocm.js"]
+               ".github/hooks/ocm-copilot.json", ".kilo/kilo.json", ".kilo/plugins/ocm.js",
+               ".agents/mcp_config.json", ".agents/rules/ocm.md",
+               ".agents/skills/ocm-checkpoint/SKILL.md"]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -97,7 +99,8 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     report = json.loads(result.output)
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
                                                       "gemini", "vscode", "opencode",
-                                                      "windsurf", "copilot", "kilo"}
+                                                      "windsurf", "copilot", "kilo",
+                                                      "antigravity"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
     # ocm and ocm-hook are on PATH (the fixture): configs call them by name, as on any
@@ -175,7 +178,8 @@ def test_fresh_project_uninstall_removes_everything(repo: Path) -> None:
         assert (repo / rel).is_file(), rel
     assert invoke("uninstall", "--yes").exit_code == 0
     assert snapshot(repo) == before
-    for folder in (".claude", ".cursor", ".codex", ".gemini", ".vscode", ".github", ".kilo"):
+    for folder in (".claude", ".cursor", ".codex", ".gemini", ".vscode", ".github", ".kilo",
+                   ".agents"):
         assert not (repo / folder).exists()
 
 

@@ -219,7 +219,8 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
             checks.append(Check(f"{host} ({scope})", status_word, detail,
                                 f"ocm init --agents {host}{' --user' if scope == 'user' else ''}"
                                 if status_word != "ok" else "; ".join(todo)))
-            if scope == "project" and not missing and not stale and _never_fired(project, host):
+            if (scope == "project" and not missing and not stale
+                    and host_module(host).EVENTS and _never_fired(project, host)):
                 checks.append(Check(f"{host} hooks", "warn", "wired, but no hook of it has "
                                     "fired in this project yet (no session of it, nothing in "
                                     "the hook log)", "; ".join(todo)))

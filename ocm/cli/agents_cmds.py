@@ -19,7 +19,7 @@ _VAULT = click.option(
     help="Vault folder (default: <project root>/.openCodeMemory, or $OCM_VAULT).")
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 _AGENTS_HELP = ("Hosts to wire: claude-code,cursor,codex,gemini,vscode,opencode,windsurf,"
-                "copilot,kilo, 'all' or 'none' "
+                "copilot,kilo,antigravity, 'all' or 'none' "
                 "(default: the ones installed on this machine).")
 
 

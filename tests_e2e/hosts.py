@@ -148,9 +148,12 @@ def copilot(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], di
 def kilo(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
     # OpenCode's setup under Kilo's names: its user config folder is ~/.config/kilo, its
     # variables KILO_*; no session upload, no models fetch (the namespace has no network).
+    # Its own providers, codebase indexing and snapshots off: on a loaded machine they held
+    # the first model call back for over 5 minutes.
     _write_json(home / ".config" / "kilo" / "kilo.json", {
         "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": DUMMY_KEY}}},
         "model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-sonnet-4-5",
+        "enabled_providers": ["anthropic"], "indexing": {"enabled": False}, "snapshot": False,
         "autoupdate": False, "share": "disabled",
         "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"}})
     env = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1",

@@ -44,13 +44,19 @@ EXISTING = {
                                                   "url": "https://jira.example/mcp"}}},
                                 indent=2) + "\n",
     ".opencode/plugins/notify.js": "export const Notify = async () => ({});\n",
+    ".kilo/kilo.json": json.dumps({"$schema": "https://app.kilo.ai/config.json",
+                                   "mcp": {"jira": {"type": "remote",
+                                                    "url": "https://jira.example/mcp"}}},
+                                  indent=2) + "\n",
 }
 AGENT_FILES = [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".cursor/mcp.json",
                ".cursor/hooks.json", ".cursor/rules/ocm.mdc", ".codex/config.toml",
                ".codex/hooks.json", "AGENTS.md", ".gemini/settings.json", "GEMINI.md",
                ".vscode/mcp.json", ".github/hooks/ocm.json", "opencode.json",
                ".opencode/plugins/ocm.js", ".windsurf/hooks.json", ".windsurf/rules/ocm.md",
-               ".github/hooks/ocm-copilot.json"]
+               ".github/hooks/ocm-copilot.json", ".kilo/kilo.json", ".kilo/plugins/ocm.js",
+               ".agents/mcp_config.json", ".agents/rules/ocm.md",
+               ".agents/skills/ocm-checkpoint/SKILL.md"]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -94,7 +100,7 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert {a["host"] for a in report["agents"]} == {"claude-code", "cursor", "codex",
                                                       "gemini", "vscode", "opencode",
                                                       "windsurf", "copilot", "qwen",
-                                                      "droid"}
+                                                      "droid", "kilo", "antigravity"}
     assert all(f["action"] in ("created", "updated", "unchanged")
                for a in report["agents"] for f in a["files"]), report
     # ocm and ocm-hook are on PATH (the fixture): configs call them by name, as on any
@@ -126,6 +132,8 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert gemini["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 15_000  # milliseconds
     vscode = json.loads((repo / ".vscode/mcp.json").read_text())
     assert set(vscode["servers"]) == {"other", "ocm"} and vscode["inputs"] == []
+    # No folder of this machine in the committed file: VS Code expands the variable.
+    assert vscode["servers"]["ocm"]["env"] == {"OCM_PROJECT_DIR": "${workspaceFolder}"}
     cursor_hooks = json.loads((repo / ".cursor/hooks.json").read_text())
     assert cursor_hooks["version"] == 1
     assert [x["command"] for x in cursor_hooks["hooks"]["afterFileEdit"]] == [
@@ -144,6 +152,11 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert json.dumps([hook_exe]) in plugin and "ocm-managed" in plugin
     assert (repo / ".opencode/plugins/notify.js").read_text() == EXISTING[
         ".opencode/plugins/notify.js"]
+    kilo = json.loads((repo / ".kilo/kilo.json").read_text())
+    assert set(kilo["mcp"]) == {"jira", "ocm"} and kilo["mcp"]["ocm"] == opencode["mcp"]["ocm"]
+    kilo_plugin = (repo / ".kilo/plugins/ocm.js").read_text()
+    assert '"kilo", event' in kilo_plugin and '"opencode", event' in plugin
+    assert "@kilocode/cli 7.7.7" in kilo_plugin
 
     after_first = snapshot(repo)
     again = invoke("init", "--agents", "all", "--json")
@@ -165,7 +178,8 @@ def test_fresh_project_uninstall_removes_everything(repo: Path) -> None:
         assert (repo / rel).is_file(), rel
     assert invoke("uninstall", "--yes").exit_code == 0
     assert snapshot(repo) == before
-    for folder in (".claude", ".cursor", ".codex", ".gemini", ".vscode", ".github"):
+    for folder in (".claude", ".cursor", ".codex", ".gemini", ".vscode", ".github", ".kilo",
+                   ".agents"):
         assert not (repo / folder).exists()
 
 
@@ -223,7 +237,7 @@ def test_doctor(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     checks = {c["what"]: c for c in json.loads(result.output)}
     assert checks["vault"]["status"] == "ok"
-    for host in ("claude-code", "cursor", "codex", "gemini", "vscode"):
+    for host in ("claude-code", "cursor", "codex", "gemini", "vscode", "kilo"):
         assert checks[f"{host} (project)"]["status"] == "ok", checks
     (repo / ".cursor" / "hooks.json").write_text('{"version": 1, "hooks": {}}\n')
     broken = repo / ".openCodeMemory" / "sessions" / "2026-01-01_00-00_x.md"

@@ -62,10 +62,10 @@ console.log(JSON.stringify(out));
 """
 
 
-def drive(repo: Path, env: dict[str, str], tmp_path: Path) -> dict:
+def drive(repo: Path, env: dict[str, str], tmp_path: Path, folder: str = ".opencode") -> dict:
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
-    plugin = repo / ".opencode" / "plugins" / "ocm.js"
+    plugin = repo / folder / "plugins" / "ocm.js"
     out = subprocess.run([NODE, str(driver), plugin.as_uri(), str(repo)], capture_output=True,
                          text=True, env=env, cwd=repo, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -637,6 +637,9 @@ async def test_project_from_env_in_order(tmp_path: Path, monkeypatch: pytest.Mon
     assert await opened() == (claude_dir.resolve(), "CLAUDE_PROJECT_DIR")
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     assert await opened() == (cwd_dir.resolve(), "cwd")
+    # .vscode/mcp.json's `${workspaceFolder}` read by a client that does not expand it.
+    monkeypatch.setenv("OCM_PROJECT_DIR", "${workspaceFolder}")
+    assert await opened() == (cwd_dir.resolve(), "cwd")
 
     monkeypatch.setenv("OCM_PROJECT_DIR", str(tmp_path / "missing"))
     async with Client(build_server()) as client:

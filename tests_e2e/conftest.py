@@ -27,7 +27,7 @@ PINNED = f"E2E pinned gotcha: the widget cache must be warmed first ({BRIEF_MARK
 # Variables that would tie a run to the developer's own host, account or vault.
 _HOST_VARS = ("CLAUDE", "CURSOR", "GEMINI", "GOOGLE", "CODEX", "OPENAI", "ANTHROPIC",
               "OPENCODE", "VSCODE", "OCM_", "XDG_", "COPILOT", "GH_", "GITHUB_", "QWEN", "FACTORY",
-              "DROID")
+              "DROID", "KILO")
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 120,

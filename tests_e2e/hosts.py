@@ -46,6 +46,7 @@ PINNED = {
         Host("copilot", "@github/copilot", "1.0.102", "copilot"),
         Host("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"),
         Host("droid", "droid", "0.215.0", "droid"),
+        Host("kilo", "@kilocode/cli", "7.7.7", "kilo"),
     )
 }
 # `make e2e HOSTS=...` (tests_e2e/run.py) hands the chosen set to the tests in this variable:
@@ -167,5 +168,22 @@ def droid(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict
     return [str(host.exe), "exec", "--auto", "high", "-m", "custom:Mock-0", PROMPT], {}
 
 
+def kilo(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
+    # OpenCode's setup under Kilo's names: its user config folder is ~/.config/kilo, its
+    # variables KILO_*; no session upload, no models fetch (the namespace has no network).
+    # Its own providers, codebase indexing and snapshots off: on a loaded machine they held
+    # the first model call back for over 5 minutes.
+    _write_json(home / ".config" / "kilo" / "kilo.json", {
+        "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": DUMMY_KEY}}},
+        "model": "anthropic/claude-sonnet-4-5", "small_model": "anthropic/claude-sonnet-4-5",
+        "enabled_providers": ["anthropic"], "indexing": {"enabled": False}, "snapshot": False,
+        "autoupdate": False, "share": "disabled",
+        "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"}})
+    env = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1",
+           "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_SHARE": "1",
+           "KILO_DISABLE_SESSION_INGEST": "1", "KILO_TELEMETRY_LEVEL": "off", "PWD": str(root)}
+    return [str(host.exe), "run", *PROMPT.split(" ")], env
+
+
 SETUP = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "opencode": opencode,
-         "copilot": copilot, "qwen": qwen, "droid": droid}
+         "copilot": copilot, "qwen": qwen, "droid": droid, "kilo": kilo}

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HOSTS = ("claude-code", "cursor", "codex", "gemini", "vscode", "opencode", "windsurf",
-         "copilot", "qwen", "droid")
+         "copilot", "qwen", "droid", "kilo", "antigravity")
 HOST_ALIASES = {
     "claude": "claude-code", "claudecode": "claude-code", "claude-code": "claude-code",
     "cursor": "cursor", "codex": "codex", "gemini": "gemini", "gemini-cli": "gemini",
@@ -28,12 +28,15 @@ HOST_ALIASES = {
     "opencode": "opencode", "open-code": "opencode", "windsurf": "windsurf",
     "cascade": "windsurf", "qwen": "qwen", "qwen-code": "qwen", "droid": "droid",
     "factory": "droid", "factory-droid": "droid",
+    "kilo": "kilo", "kilo-cli": "kilo", "kilocode": "kilo", "kilo-code": "kilo",
+    "antigravity": "antigravity", "agy": "antigravity",
 }
 # Each host's module under ocm/agents/ (its event table, payload and transcript parsers,
 # what `ocm init` writes for it).
 MODULES = {"claude-code": "claude_code", "cursor": "cursor", "codex": "codex",
            "gemini": "gemini", "vscode": "vscode", "opencode": "opencode",
-           "windsurf": "windsurf", "copilot": "copilot", "qwen": "qwen", "droid": "droid"}
+           "windsurf": "windsurf", "copilot": "copilot", "qwen": "qwen", "droid": "droid",
+           "kilo": "kilo", "antigravity": "antigravity"}
 
 
 def host_module(host: str) -> ModuleType:

@@ -7,6 +7,9 @@ export an async function returning hooks. Ours forwards what ocm needs to
 `ocm-hook opencode <event>` as JSON on stdin, Claude-shaped (`session_id`, `tool_name`,
 `tool_input`, `tool_response`), and puts the session-start brief into the system prompt
 (`experimental.chat.system.transform`), where it also survives a compaction.
+
+Forks of OpenCode that keep its plugin API and session tables (Kilo CLI: ocm.agents.kilo)
+are wired by this same code, told apart by a `Fork` (their folders, file and variable names).
 """
 
 from __future__ import annotations
@@ -26,6 +29,27 @@ if TYPE_CHECKING:
 HOST = "opencode"
 CAP = 10_000
 VERIFIED_VERSION = "1.18.33"
+
+
+class Fork:
+    """Where OpenCode, or a fork of it with the same plugin API and session database, keeps
+    things (plain class: cheap to import on the hook path)."""
+
+    def __init__(self, host: str, name: str, package: str, version: str, app: str,
+                 folder: str, project_config: str, db_env: str, schema: str) -> None:
+        self.host = host                # ocm's host name: `ocm-hook <host> <event>`
+        self.name = name                # as people call it
+        self.package = package          # its npm package
+        self.version = version          # the version the plugin was checked against
+        self.app = app                  # its XDG folder name, binary, `<app>.db`, `<app>.json`
+        self.folder = folder            # the project's config folder (plugins under it)
+        self.project_config = project_config  # the project config file, from the root
+        self.db_env = db_env            # the variable that names its database
+        self.schema = schema            # its config file's `$schema`
+
+
+OPENCODE = Fork(HOST, "OpenCode", "opencode-ai", VERIFIED_VERSION, "opencode",
+                ".opencode", "opencode.json", "OPENCODE_DB", "https://opencode.ai/config.json")
 EVENTS = {
     "session-created": c.START, "chat-message": c.PROMPT, "tool-execute-after": c.TOOL,
     "session-compacted": c.COMPACT, "session-idle": c.STOP, "session-deleted": c.END,
@@ -36,8 +60,8 @@ EVENTS = {
 # `tool.execute.after` (which says which session and whether the file was written or edited).
 _PLUGIN = """\
 // openCodeMemory (ocm-managed): `ocm uninstall` removes this file.
-// Forwards OpenCode events to `ocm-hook opencode <event>` (JSON on stdin, always exit 0)
-// and adds ocm's session brief to the system prompt. Checked against opencode-ai @VERSION@.
+// Forwards @NAME@ events to `ocm-hook @HOST@ <event>` (JSON on stdin, always exit 0)
+// and adds ocm's session brief to the system prompt. Checked against @PACKAGE@ @VERSION@.
 import { spawn } from "node:child_process";
 
 const HOOK = @ARGV@;
@@ -47,7 +71,7 @@ function hook(event, payload, cwd) {
     let out = "";
     let child;
     try {
-      child = spawn(HOOK[0], [...HOOK.slice(1), "opencode", event],
+      child = spawn(HOOK[0], [...HOOK.slice(1), "@HOST@", event],
                     { cwd, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve("");
@@ -134,12 +158,13 @@ def output(kind: str, context: str | None) -> str:
     return ""
 
 
-def plugin_source(ctx: InstallContext) -> str:
+def plugin_source(ctx: InstallContext, fork: Fork = OPENCODE) -> str:
     import shlex
 
     argv = shlex.split(ctx.hook_exe)
-    return (_PLUGIN.replace("@ARGV@", json.dumps(argv))
-            .replace("@VERSION@", VERIFIED_VERSION))
+    return (_PLUGIN.replace("@ARGV@", json.dumps(argv)).replace("@HOST@", fork.host)
+            .replace("@NAME@", fork.name).replace("@PACKAGE@", fork.package)
+            .replace("@VERSION@", fork.version))
 
 
 def _server_is_ours(entry: Any) -> bool:
@@ -161,35 +186,35 @@ def server(ctx: InstallContext) -> dict[str, Any]:
     return entry
 
 
-def config_dir(ctx: InstallContext) -> Path:
+def config_dir(ctx: InstallContext, fork: Fork = OPENCODE) -> Path:
     import os
     from pathlib import Path
 
     if ctx.user:
         xdg = os.environ.get("XDG_CONFIG_HOME")
-        return (Path(xdg) if xdg else ctx.home / ".config") / "opencode"
-    return ctx.root / ".opencode"
+        return (Path(xdg) if xdg else ctx.home / ".config") / fork.app
+    return ctx.root / fork.folder
 
 
-def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
+def plan(ctx: InstallContext, fork: Fork = OPENCODE) -> tuple[list[Step], list[str]]:
     from .installer import BlockStep, JsonStep, OwnFileStep, SetKey
 
-    base = config_dir(ctx)
-    config = base / "opencode.json" if ctx.user else ctx.root / "opencode.json"
+    base = config_dir(ctx, fork)
+    config = base / f"{fork.app}.json" if ctx.user else ctx.root / fork.project_config
     steps: list[Step] = [
         JsonStep(config, [SetKey(("mcp", SERVER_NAME), server(ctx), _server_is_ours)],
-                 "MCP server", skeleton={"$schema": "https://opencode.ai/config.json"}),
-        OwnFileStep(base / "plugins" / "ocm.js", plugin_source(ctx), "hooks (plugin)"),
+                 "MCP server", skeleton={"$schema": fork.schema}),
+        OwnFileStep(base / "plugins" / "ocm.js", plugin_source(ctx, fork), "hooks (plugin)"),
         BlockStep((base if ctx.user else ctx.root) / "AGENTS.md", RULES, "rules"),
     ]
-    todo = ["restart OpenCode so it loads the plugin (it reads plugins at start-up)"]
+    todo = [f"restart {fork.name} so it loads the plugin (it reads plugins at start-up)"]
     return steps, todo
 
 
-def detected(home: Path) -> bool:
+def detected(home: Path, fork: Fork = OPENCODE) -> bool:
     import shutil
 
-    return bool(shutil.which("opencode")) or (home / ".config" / "opencode").is_dir()
+    return bool(shutil.which(fork.app)) or (home / ".config" / fork.app).is_dir()
 
 
 # --------------------------------------------------------------------------- transcript
@@ -207,23 +232,24 @@ _DROP_INPUT = ("content", "oldString", "newString", "patchText")
 _OUTPUT_END = 1500  # characters kept from either end of a tool's output
 
 
-def database(env: dict[str, str]) -> str:
+def database(env: dict[str, str], fork: Fork = OPENCODE) -> str:
     """Where opencode-ai 1.18 keeps its sessions: `$OPENCODE_DB` (absolute, or relative to
     the data folder), else `<data>/opencode.db`, `<data>` being `$XDG_DATA_HOME/opencode`
     (default `~/.local/share/opencode`). Its non-release channels use `opencode-<channel>.db`:
-    the newest such file when `opencode.db` is missing."""
+    the newest such file when `opencode.db` is missing. A fork: its own names (Kilo 7.7.7:
+    `$KILO_DB`, `$XDG_DATA_HOME/kilo/kilo.db`, `kilo-<channel>.db`)."""
     import glob
     import os
 
     data = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(
-        env.get("HOME") or os.path.expanduser("~"), ".local", "share"), "opencode")
-    named = env.get("OPENCODE_DB")
+        env.get("HOME") or os.path.expanduser("~"), ".local", "share"), fork.app)
+    named = env.get(fork.db_env)
     if named:
         return named if os.path.isabs(named) else os.path.join(data, named)
-    default = os.path.join(data, "opencode.db")
+    default = os.path.join(data, f"{fork.app}.db")
     if os.path.exists(default):
         return default
-    others = sorted(glob.glob(os.path.join(data, "opencode-*.db")), key=os.path.getmtime)
+    others = sorted(glob.glob(os.path.join(data, f"{fork.app}-*.db")), key=os.path.getmtime)
     return others[-1] if others else default
 
 
@@ -311,7 +337,8 @@ def export_session(db_path: str, session_id: str, out_path: str) -> int:
     return len(lines)
 
 
-def transcript_source(ev: Any, vault_dir: str, env: dict[str, str]) -> str:
+def transcript_source(ev: Any, vault_dir: str, env: dict[str, str],
+                      fork: Fork = OPENCODE) -> str:
     """The session's transcript file, brought up to date from OpenCode's database ("" when
     transcripts are off or there is nothing to read; never raises)."""
     import hashlib
@@ -323,17 +350,17 @@ def transcript_source(ev: Any, vault_dir: str, env: dict[str, str]) -> str:
 
     if not ev.session_id or not enabled(vault_dir, env):
         return ""
-    db_path = database(env)
+    db_path = database(env, fork)
     if not os.path.exists(db_path):
-        journal.log(vault_dir, f"opencode {ev.event}: no session database at {db_path}; "
+        journal.log(vault_dir, f"{fork.host} {ev.event}: no session database at {db_path}; "
                                "no transcript")
         return ""
     name = hashlib.sha1(ev.session_id.encode()).hexdigest()[:24]
-    out_path = os.path.join(journal.hooks_dir(vault_dir), HOST, f"{name}.jsonl")
+    out_path = os.path.join(journal.hooks_dir(vault_dir), fork.host, f"{name}.jsonl")
     try:
         export_session(db_path, ev.session_id, out_path)
     except Exception as exc:  # noqa: BLE001 - a changed schema or a locked database
-        journal.log(vault_dir, f"opencode {ev.event}: reading {db_path} failed "
+        journal.log(vault_dir, f"{fork.host} {ev.event}: reading {db_path} failed "
                                f"({type(exc).__name__}: {exc}); transcript not updated")
     return out_path if os.path.exists(out_path) else ""
 

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 HOST = "vscode"
 CAP = 10_000
+# VS Code expands predefined variables in mcp.json's server entries ("refer to the workspace
+# folder (${workspaceFolder})": code.visualstudio.com/docs/copilot/reference/mcp-configuration):
+# the committed file names no folder of one machine.
+WORKSPACE_ENV = {"OCM_PROJECT_DIR": "${workspaceFolder}"}
 OWN_HOOKS = ".github/hooks/ocm.json"
 NO_SESSION_END = True   # the previous open session is closed when the next one starts
 EVENTS = {
@@ -66,7 +70,7 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
                        '"args": ["mcp"]}')
     else:
         steps.insert(0, JsonStep(ctx.root / ".vscode" / "mcp.json", [
-            SetKey(("servers", SERVER_NAME), ctx.server(ctx.project_env()), server_is_ours)],
+            SetKey(("servers", SERVER_NAME), ctx.server(WORKSPACE_ENV), server_is_ours)],
             "MCP server"))
         steps.append(BlockStep(ctx.root / "AGENTS.md", RULES, "rules"))
     return steps, todo

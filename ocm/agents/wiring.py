@@ -219,15 +219,19 @@ def doctor(project: Any, ctx: InstallContext, user_ctx: InstallContext) -> list[
             checks.append(Check(f"{host} ({scope})", status_word, detail,
                                 f"ocm init --agents {host}{' --user' if scope == 'user' else ''}"
                                 if status_word != "ok" else "; ".join(todo)))
-            if scope == "project" and not missing and not stale and _never_fired(project, host):
+            if (scope == "project" and not missing and not stale
+                    and host_module(host).EVENTS and _never_fired(project, host)):
                 checks.append(Check(f"{host} hooks", "warn", "wired, but no hook of it has "
                                     "fired in this project yet (no session of it, nothing in "
                                     "the hook log)", "; ".join(todo)))
     return checks
 
 
+# A command string (JSON, TOML), or the first word of a command list (OpenCode's and Kilo's
+# `"command": [...]`, their plugin's `const HOOK = [...]`).
 _COMMAND_LINE = re.compile(
-    r'"(?:command|bash)"\s*:\s*"((?:[^"\\]|\\.)*)"|^command\s*=\s*"([^"]*)"', re.M)
+    r'"(?:command|bash)"\s*:\s*"((?:[^"\\]|\\.)*)"|^command\s*=\s*"([^"]*)"'
+    r'|(?:"command"\s*:|^const HOOK =)\s*\[\s*"((?:[^"\\]|\\.)*)"', re.M)
 
 
 def _stale_commands(steps: list[installer.Step]) -> list[str]:
@@ -239,7 +243,9 @@ def _stale_commands(steps: list[installer.Step]) -> list[str]:
     for step in steps:
         text = installer._read(step.path) or ""
         for match in _COMMAND_LINE.finditer(text):
-            exe = _command_exe(match.group(1) or match.group(2) or "")
+            listed = match.group(3)
+            exe = shlex.quote(listed) if listed else match.group(1) or match.group(2) or ""
+            exe = _command_exe(exe)
             if not exe or os.path.basename(exe).split(".")[0] not in ("ocm-hook", "ocm"):
                 continue
             if os.path.isabs(exe) and not os.access(exe, os.X_OK):

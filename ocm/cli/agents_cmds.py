@@ -19,7 +19,7 @@ _VAULT = click.option(
     help="Vault folder (default: <project root>/.openCodeMemory, or $OCM_VAULT).")
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 _AGENTS_HELP = ("Hosts to wire: claude-code,cursor,codex,gemini,vscode,opencode,windsurf,"
-                "copilot,qwen,droid, 'all' or 'none' "
+                "copilot,qwen,droid,kilo,antigravity, 'all' or 'none' "
                 "(default: the ones installed on this machine).")
 
 
@@ -119,6 +119,8 @@ def init(vault: Path | None, as_json: bool, agents: str | None, user: bool, yes:
          if info["team"] else "updated" if info["gitignore_updated"]
          else "already ignores the vault"),
         ("registry", "registered" if info["registered"] else "already registered"),
+        *[("git", name) for name in (info["team"] or {}).get("changed", [])
+          if "no longer tracked" in name],
         ("obsidian", f"ocm.base {info['obsidian_base']} (open the vault folder in Obsidian)"),
     ], title="ocm init")
     _reports_table(reports, "Agent wiring" + (" (user level)" if user else ""), True,

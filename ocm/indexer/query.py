@@ -50,6 +50,7 @@ TOOLS: tuple[str, ...] = (
     "copilot",
     "qwen",
     "droid",
+    "kilo",
 )
 
 # Keys are normalised by _norm_tool (casefolded, runs of space/_/- -> one space).
@@ -87,6 +88,10 @@ _TOOL_ALIASES: dict[str, str] = {
     "qwen code": "qwen",
     "droid": "droid",
     "factory droid": "droid",
+    "kilo": "kilo",
+    "kilo cli": "kilo",
+    "kilo code": "kilo",
+    "kilocode": "kilo",
 }
 
 

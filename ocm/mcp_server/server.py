@@ -157,7 +157,7 @@ class Backend:
             return self.fixed, "argument"
         for name in ("OCM_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
             value = os.environ.get(name, "").strip()
-            if value:
+            if value and "${" not in value:  # a variable the client did not expand: unset
                 return Path(value).expanduser(), name
         return None, None
 

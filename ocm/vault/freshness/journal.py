@@ -258,7 +258,8 @@ def _session_for(vault: Vault, host: str, sid: str) -> Path | None:
     from ..sessions import validate_tool
 
     tool = host if host in ("claude-code", "cursor", "codex", "gemini", "vscode",
-                            "opencode", "windsurf", "copilot", "qwen", "droid") else "unknown"
+                            "opencode", "windsurf", "copilot", "qwen", "droid", "kilo",
+                            "antigravity") else "unknown"
     if sid:
         try:
             return vault.find_session(sid)

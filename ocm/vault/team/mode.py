@@ -29,8 +29,9 @@ DRIVER = "ocm-note"
 ATTRIBUTES = f"""{MARKER}: every note merges through ocm (`ocm init` registers the driver).
 *.md merge={DRIVER}
 """
+PER_MACHINE = ".install-manifest.json"  # what `ocm init --agents` wrote on this machine
 _ALWAYS_IGNORED = [".index/", ".locks/", ".hooks/", ".ocm-state.json", ".ocm-tmp-*",
-                   ".obsidian/", "transcripts/", ".install-manifest.json"]
+                   ".obsidian/", "transcripts/", PER_MACHINE]
 
 
 def ignore_text(share_sessions: bool) -> str:
@@ -130,6 +131,13 @@ def enable(vault_root: Path, project_root: Path, ocm_command: str,
             atomic_write_text(gitignore, "".join(ln for i, ln in enumerate(lines)
                                                  if i not in hits))
             changed.append(".gitignore")
+    # Committed before the vault's .gitignore named it, git keeps tracking it (a teammate's
+    # init shows it modified, an uninstall deleted): out of the index, kept on disk.
+    manifest = f"{vault_root.name}/{PER_MACHINE}"
+    if _git(project_root, "ls-files", "--error-unmatch", "--", manifest).returncode == 0:
+        out = _git(project_root, "rm", "--cached", "-q", "--", manifest)
+        if out.returncode == 0:
+            changed.append(f"{manifest} (no longer tracked by git; the file stays)")
     registered = register_driver(project_root, ocm_command)
     return {"team": True, "share_sessions": share_sessions, "changed": changed,
             "driver_registered": registered}

@@ -29,6 +29,7 @@ import os
 import struct
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -227,6 +228,7 @@ class VectorStore:
         import numpy as np
 
         with open(self.folder / VECTORS, "rb") as handle, zipfile.ZipFile(handle) as stored:
+            _check_crcs(stored)
             meta = json.loads(_member(stored, "keys").item())  # not str(): prints the array
             layout = meta.get("layout")
             if meta.get("model") != MODEL:
@@ -480,6 +482,37 @@ def _write_members(handle: Any, members: dict[str, Any]) -> None:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
+def _data_start(handle: Any, info: zipfile.ZipInfo) -> int:
+    """Where the data of the stored member `info` starts in the file."""
+    handle.seek(info.header_offset)
+    local = handle.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad member header: {info.filename}")
+    name_size, extra_size = struct.unpack("<HH", local[26:30])
+    return info.header_offset + 30 + name_size + extra_size
+
+
+def _check_crcs(stored: zipfile.ZipFile) -> None:
+    """Each member's bytes against the CRC-32 the zip recorded when it was written
+    (issue #31): mapped, the rows are read without zipfile's own check, so a flipped bit
+    changed similarities with no error. ValueError names the first member that differs;
+    the file is then made again from the notes. Once per file a process loads (`_load`)."""
+    handle = stored.fp
+    assert handle is not None
+    for info in stored.infolist():
+        if info.compress_type != zipfile.ZIP_STORED:
+            continue  # zipfile checks it as it inflates the member
+        handle.seek(_data_start(handle, info))
+        left, crc = info.file_size, 0
+        while left > 0:
+            chunk = handle.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            crc, left = zlib.crc32(chunk, crc), left - len(chunk)
+        if left or crc != info.CRC:
+            raise ValueError(f"vectors file member {info.filename} fails its checksum")
+
+
 def _member(stored: zipfile.ZipFile, name: str) -> Any:
     """The array `name` of an open vectors file: mapped copy-on-write where its data is
     stored aligned (and the system lets a mapped file be replaced), else read."""
@@ -488,12 +521,7 @@ def _member(stored: zipfile.ZipFile, name: str) -> Any:
     info = stored.getinfo(name + ".npy")
     handle = stored.fp
     if os.name == "posix" and info.compress_type == zipfile.ZIP_STORED and handle is not None:
-        handle.seek(info.header_offset)
-        local = handle.read(30)
-        if len(local) != 30 or local[:4] != b"PK\x03\x04":
-            raise zipfile.BadZipFile(f"bad member header: {name}")
-        name_size, extra_size = struct.unpack("<HH", local[26:30])
-        start = info.header_offset + 30 + name_size + extra_size
+        start = _data_start(handle, info)
         handle.seek(start)
         version = np.lib.format.read_magic(handle)
         read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)

@@ -131,9 +131,10 @@ def test_the_table_follows_merges_and_deletes(built: Project) -> None:
     table = checksums.Checksums(index)._table()
     assert set(table) == {p.name for p in index.iterdir() if p.name.startswith("MAIN_")
                           and p.name != "MAIN_WRITELOCK"}
-    for name, (size, crc) in table.items():
-        assert checksums.crc_of(str(index / name))[1] == crc and (index / name).stat(
-        ).st_size == size
+    for name, (size, crc, inode, mtime) in table.items():
+        st = (index / name).stat()
+        assert checksums.crc_of(str(index / name))[1] == crc
+        assert (st.st_size, st.st_ino, st.st_mtime_ns) == (size, inode, mtime)
 
 
 def test_a_fresh_cli_search_finds_damage_a_disk_made(
@@ -178,3 +179,37 @@ def test_damaged_vectors_are_embedded_again(project: Project,
     assert reopened.search("the kitten")[0].title == "Our cat sleeps on the radiator"
     reopened.index_for(reopened.vault).close()
     assert rows() == clean and stored.read_bytes() != bytes(data)
+
+
+def test_large_files_are_read_again_only_once_touched(built: Project,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files above FULL_CHECK_BYTES are trusted while their (inode, mtime, size) are those
+    recorded at their write (a fresh process then reads none of them); any write or copy
+    makes the next process read them, and one found whole is recorded under its new
+    (inode, mtime) so the processes after it need not."""
+    monkeypatch.setattr(checksums, "FULL_CHECK_BYTES", 0)  # every file counts as large
+    index = built.vault.index_dir
+    clean = scores(fresh(built))
+    read: list[str] = []
+    real_crc = checksums.crc_of
+
+    def counting(path: str):  # noqa: ANN202 - the real function, counted
+        read.append(os.path.basename(path))
+        return real_crc(path)
+
+    monkeypatch.setattr(checksums, "crc_of", counting)
+    assert scores(fresh(built)) == clean and read == []  # as written: nothing read
+    moved = biggest(index, ".trm")
+    copy = moved.with_suffix(".copy")
+    copy.write_bytes(moved.read_bytes())
+    copy.replace(moved)  # the same bytes under a new inode and mtime
+    reopened = fresh(built)
+    assert scores(reopened) == clean and read == [moved.name]
+    assert not [n for n in reopened.notices if "checksum" in n]
+    read.clear()
+    assert scores(fresh(built)) == clean and read == []  # its new (inode, mtime) recorded
+    damaged = biggest(index, ".pst")
+    flip(damaged)
+    after = fresh(built)
+    assert scores(after) == clean and damaged.name in read
+    assert any(damaged.name in n for n in after.notices)

@@ -401,16 +401,17 @@ class NoteIndex:
         """Whether the segment files match their checksums (ocm/indexer/checksums.py).
         With a `report`, a damaged saved-postings file is removed (the scorer decodes the
         segment's own postings instead: same scores) and said in its notice; any other
-        damaged file: False, the index is rebuilt. Files with no checksum yet get one
-        when no writer holds the index lock."""
+        damaged file: False, the index is rebuilt. What the check found to record (files
+        with no checksum yet, or found whole after a copy) is recorded when no writer
+        holds the index lock."""
         sums = self._manifest.sums
-        bad, unknown = sums.check()
+        bad, to_record = sums.check()
         removed = []
         while report is not None and bad is not None and bad.endswith(".ocmpost"):
             self.close()
             sums.forget(bad)
             removed.append(bad)
-            bad, unknown = sums.check()
+            bad, to_record = sums.check()
         if bad is not None:
             if report is not None:
                 report.notice = (f"ocm: search index file {bad} failed its checksum; "
@@ -419,7 +420,7 @@ class NoteIndex:
         if removed and report is not None:
             report.notice = (f"ocm: search index file {', '.join(removed)} failed its "
                              "checksum; removed it (scores come from Whoosh's own postings)")
-        if unknown:
+        if to_record:
             with contextlib.suppress(Timeout, OSError), locked(
                     self.vault.locks_dir, INDEX_LOCK, timeout=0):
                 sums.record()

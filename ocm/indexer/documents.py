@@ -128,7 +128,8 @@ def transcript_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     return {
         "id": str(fm.get("id") or fallback_id), "kind": "transcript", "type": "transcript",
         "status": "active", "tool": str(fm.get("tool") or ""), "scope": "project",
-        "date": _epoch(parse_timestamp(fm.get("started_at"))), "meta": meta, "goal": "",
+        "date": _epoch(instant(fm.get("started_at_utc"), fm.get("started_at"))), "meta": meta,
+        "goal": "",
         "decisions": "", "todos": "", "files": "", "work_summary": "", "content": "",
         "body": text, "tags": "", "chunks": note_chunks(doc, _transcript_field),
     }

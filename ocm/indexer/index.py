@@ -263,6 +263,9 @@ class NoteIndex:
         """Bring the index up to date with the notes; rebuild it if it is damaged."""
         report = SyncReport()
         self.progress, self.build_left = None, False
+        if not force_rebuild and not self._files_sound(report):
+            self.close()
+            force_rebuild = True
         # A listing taken ahead (ocm/vault/freshness/scanahead.py, one-shot commands): the
         # same bytes as the listing last found matching the manifest, while the manifest's
         # files are as they were then, say nothing changed; the manifest is not even read.
@@ -367,7 +370,8 @@ class NoteIndex:
         (ocm/vault/freshness/scanahead.py): True when a listing is under way and the one recorded
         names the manifest's files as they are now. A search can then run before the
         listing is in; `confirm` says afterwards whether its results stand."""
-        if self._last_scan is not None or not scanahead.started(str(self.vault.root)):
+        if self._last_scan is not None or not scanahead.started(str(self.vault.root)) or (
+                not self._files_sound(None)):
             return False
         head = self._recorded()
         if head is None or not isinstance(head.get("token"), list):
@@ -392,6 +396,35 @@ class NoteIndex:
             return True
         self._listed, self._ahead = None, listing
         return False
+
+    def _files_sound(self, report: SyncReport | None) -> bool:
+        """Whether the segment files match their checksums (ocm/indexer/checksums.py).
+        With a `report`, a damaged saved-postings file is removed (the scorer decodes the
+        segment's own postings instead: same scores) and said in its notice; any other
+        damaged file: False, the index is rebuilt. What the check found to record (files
+        with no checksum yet, or found whole after a copy) is recorded when no writer
+        holds the index lock."""
+        sums = self._manifest.sums
+        bad, to_record = sums.check()
+        removed = []
+        while report is not None and bad is not None and bad.endswith(".ocmpost"):
+            self.close()
+            sums.forget(bad)
+            removed.append(bad)
+            bad, to_record = sums.check()
+        if bad is not None:
+            if report is not None:
+                report.notice = (f"ocm: search index file {bad} failed its checksum; "
+                                 "rebuilt the index from the notes")
+            return False
+        if removed and report is not None:
+            report.notice = (f"ocm: search index file {', '.join(removed)} failed its "
+                             "checksum; removed it (scores come from Whoosh's own postings)")
+        if to_record:
+            with contextlib.suppress(Timeout, OSError), locked(
+                    self.vault.locks_dir, INDEX_LOCK, timeout=0):
+                sums.record()
+        return True
 
     def _save_listing(self, listing: bytes) -> None:
         """Record `listing` as matching the manifest as loaded, with what the check knew

@@ -13,6 +13,9 @@ repeats, so lines written for an older whole file are ignored; a line cut short 
 ends the journal (what follows is ignored and the next save rewrites the whole file). A
 manifest that reads back as some other generation than the index's is replaced by one read
 from the index's stored signatures (`NoteIndex._sync_locked`).
+
+Each save also records the checksum of every new segment file (ocm/indexer/checksums.py),
+which `NoteIndex.sync` checks before the index is read.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from ocm.vault.atomic import atomic_write_text
 
+from .checksums import Checksums
 from .schema import SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
@@ -62,6 +66,8 @@ class Manifest:
         self._base = str(folder / MANIFEST)
         self._journal = str(folder / JOURNAL)
         self._loaded: _Loaded | None = None
+        # The segment files' checksums, recorded after each commit (ocm/indexer/checksums.py).
+        self.sums = Checksums(folder)
 
     def load(self) -> dict | None:
         """{"schema", "generation", "notes", "broken"} or None when missing or unreadable.
@@ -129,6 +135,7 @@ class Manifest:
                 with open(self._journal, "ab") as handle:
                     handle.write(line)
                 self._remember(state, loaded.journal_id)
+                self.sums.record()
                 return
         journal_id = secrets.token_hex(8)
         atomic_write_text(Path(self._base), json.dumps({**state, "journal": journal_id},
@@ -136,6 +143,7 @@ class Manifest:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._journal)
         self._remember(state, journal_id)
+        self.sums.record()
 
     def _remember(self, state: dict, journal_id: str) -> None:
         """What was just written is what the next check would parse again."""

@@ -26,9 +26,16 @@ filters:
     - or:
         - 'file.inFolder("memories")'
         - 'file.inFolder("sessions")'
+# A session's true start: `started_at` is local time, which after travel or a DST change
+# puts an older session after a newer one; `started_at_utc` does not (notes written before
+# it existed have only the local time). https://help.obsidian.md/bases/syntax (formulas)
+formulas:
+  started: 'if(started_at_utc, date(started_at_utc), date(started_at))'
 properties:
   file.name:
     displayName: Note
+  formula.started:
+    displayName: Started (true order)
 views:
   - type: table
     name: Active memories by type
@@ -99,7 +106,7 @@ views:
       - git_sha_start
       - git_sha_end
     sort:
-      - property: started_at
+      - property: formula.started
         direction: DESC
   - type: table
     name: Sessions by tool
@@ -115,7 +122,7 @@ views:
       - status
       - slug
     sort:
-      - property: started_at
+      - property: formula.started
         direction: DESC
   - type: table
     name: Open sessions
@@ -129,7 +136,7 @@ views:
       - tool
       - slug
     sort:
-      - property: started_at
+      - property: formula.started
         direction: DESC
 """
 

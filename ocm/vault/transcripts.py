@@ -25,7 +25,7 @@ from typing import Any
 
 from . import locks
 from .atomic import atomic_write_text, locked
-from .clock import format_timestamp, now
+from .clock import format_timestamp, now, utc_timestamp
 from .freshness.scan import TRANSCRIPTS_DIR
 from .links import link
 from .markdown import Document, emit_key
@@ -43,7 +43,7 @@ MAX_FOLD_BYTES = 8 * 1024 * 1024
 HEADING_WORDS = 8
 HEADING_CHARS = 60
 _FM_ORDER = ["id", "kind", "tool", "session", "agent_session_id", "source", "started_at",
-             "updated_at", "offset", "turns", "chars", "cut_turns"]
+             "started_at_utc", "updated_at", "offset", "turns", "chars", "cut_turns"]
 # Blocks a host or ocm itself puts into the user's message: never the user's words.
 _INJECTED = re.compile(
     r"<(hook_context|system-reminder|session_context|environment_context|user_instructions)>"
@@ -278,10 +278,13 @@ def _write(path: Path, session_id: str, session_stem: str, tool: str, agent_sess
         doc = Document.new()
         doc.has_frontmatter = True
         body = f"# Transcript of {session_id}\n\n"  # the session link is a property
+        started = started or now()
         fm: dict[str, Any] = {"id": f"{session_id}{SUFFIX}", "kind": "transcript",
                               "tool": tool, "session": link(session_stem),
                               "agent_session_id": agent_session or None,
-                              "started_at": format_timestamp(started or now()), "turns": 0,
+                              "started_at": format_timestamp(started),
+                              # the true moment, for order across zones (ocm/vault/clock.py)
+                              "started_at_utc": utc_timestamp(started), "turns": 0,
                               "chars": 0,
                               "cut_turns": 0}
     else:

@@ -1,0 +1,215 @@
+"""Damaged index files are found by their checksums before they are read (issue #31).
+
+A flipped bit in a field's lengths (`*_len.col`) or the saved postings (`*.ocmpost`)
+changed scores with no error. Each kind of segment file is damaged in a real index; the next
+search (a new Project, as a new process would; one through the `ocm` CLI) says so and
+answers with the scores of a clean rebuild."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ocm.indexer import checksums, embed
+from ocm.project import Project, SearchRequest
+
+NOW = datetime(2026, 11, 20, 12, 0)
+WORDS = ["redis", "cache", "ttl", "eviction", "token", "refresh", "jwt", "oauth", "postgres",
+         "migration", "deadlock", "alembic", "webhook", "stripe", "retry", "celery", "worker"]
+QUERIES = ["redis ttl", "token refresh jwt", "postgres deadlock migration", "webhook",
+           "celery worker retry"]
+KINDS = ["._content_len.col", "._goal_len.col", ".ocmpost", ".pst", ".trm", "._stored.col",
+         ".date.col"]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+@pytest.fixture
+def built(project: Project, keyword_only: None) -> Project:
+    """~60 memories built in one segment, then a commit of one more: two segments."""
+    rng = random.Random(5)
+    for i in range(60):
+        project.remember(_text(rng, rng.randint(3, 40)), rng.choice(["gotcha", "decision"]),
+                         title=_text(rng, rng.randint(1, 6)), created=NOW - timedelta(days=i))
+    project.rebuild_index()
+    project.remember("redis ttl eviction", "gotcha", title="one more redis", created=NOW)
+    project.search("redis")
+    return project
+
+
+def scores(project: Project) -> list[list[tuple[str, float]]]:
+    return [[(h.path.name, round(h.score, 9)) for h in project.search(
+        SearchRequest(query=q, now=NOW, limit=20))] for q in QUERIES]
+
+
+def fresh(project: Project) -> Project:
+    """The vault opened again, as by a new process (its files' checks not yet cached)."""
+    checksums._VERIFIED.clear()
+    return Project.open(vault=project.vault.root)
+
+
+def biggest(index: Path, kind: str) -> Path:
+    return max((p for p in index.iterdir() if p.name.endswith(kind)),
+               key=lambda p: p.stat().st_size)
+
+
+def flip(path: Path, keep_mtime: bool = False) -> None:
+    """Bits flipped in the middle of the file, as a disk or a stray write would."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    for at in range(middle, min(middle + 4, len(data))):
+        data[at] ^= 0x5A
+    path.write_bytes(bytes(data))
+    if keep_mtime:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def clean_scores(project: Project) -> list[list[tuple[str, float]]]:
+    project.rebuild_index()
+    return scores(fresh(project))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_damaged_file_is_never_read(built: Project, kind: str) -> None:
+    clean = clean_scores(built)
+    index = built.vault.index_dir
+    damaged = biggest(index, kind)
+    flip(damaged)
+    reopened = fresh(built)
+    assert scores(reopened) == clean
+    said = [n for n in reopened.notices if "checksum" in n]
+    assert len(said) == 1 and damaged.name in said[0], reopened.notices
+    if kind == ".ocmpost":  # only that file goes: its segment's own postings are read
+        assert "removed it" in said[0] and not damaged.exists()
+    else:
+        assert "rebuilt the index" in said[0] and not damaged.exists()  # a new segment
+    again = fresh(built)
+    assert scores(again) == clean and not [n for n in again.notices if "checksum" in n]
+
+
+def test_a_truncated_file_is_rebuilt(built: Project) -> None:
+    clean = clean_scores(built)
+    damaged = biggest(built.vault.index_dir, "._content_len.col")
+    with open(damaged, "r+b") as handle:
+        handle.truncate(damaged.stat().st_size // 2)
+    reopened = fresh(built)
+    assert scores(reopened) == clean
+    assert any(damaged.name in n and "checksum" in n for n in reopened.notices)
+
+
+def test_an_index_without_checksums_records_them_once(built: Project) -> None:
+    """An index written before checksums: its files are taken as they are (trust on first
+    use), recorded by the next search, and checked from then on."""
+    index = built.vault.index_dir
+    table = index / checksums.SUMS
+    recorded = table.read_bytes()
+    table.unlink()
+    clean = scores(built)
+    reopened = fresh(built)
+    assert scores(reopened) == clean and not [n for n in reopened.notices if "checksum" in n]
+    assert table.read_bytes() == recorded  # every segment file, as a commit records it
+    damaged = biggest(index, "._goal_len.col")
+    flip(damaged)
+    after = fresh(built)
+    assert scores(after) == clean
+    assert any(damaged.name in n for n in after.notices)
+
+
+def test_the_table_follows_merges_and_deletes(built: Project) -> None:
+    index = built.vault.index_dir
+    for i in range(12):  # small commits, merged by Whoosh as they pile up
+        built.remember(f"webhook retry number {i}", "gotcha", title=f"webhook {i}")
+        built.search("webhook")
+    table = checksums.Checksums(index)._table()
+    assert set(table) == {p.name for p in index.iterdir() if p.name.startswith("MAIN_")
+                          and p.name != "MAIN_WRITELOCK"}
+    for name, (size, crc, inode, mtime) in table.items():
+        st = (index / name).stat()
+        assert checksums.crc_of(str(index / name))[1] == crc
+        assert (st.st_size, st.st_ino, st.st_mtime_ns) == (size, inode, mtime)
+
+
+def test_a_fresh_cli_search_finds_damage_a_disk_made(
+        built: Project, run_ocm: Callable[..., object]) -> None:
+    """Bits flipped in place with the file's times kept (as a failing disk does): a new
+    `ocm search` process reads every file once and finds it."""
+    clean = [h.path.name for h in fresh(built).search("redis ttl")]
+    damaged = biggest(built.vault.index_dir, "._content_len.col")
+    flip(damaged, keep_mtime=True)
+    done = run_ocm("search", "redis", "ttl", "--json")
+    assert damaged.name in done.stderr and "checksum" in done.stderr  # type: ignore[attr-defined]
+    assert [h.path.name for h in fresh(built).search("redis ttl")] == clean
+
+
+def test_damaged_vectors_are_embedded_again(project: Project,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vectors file's rows are mapped, so zipfile never checked them: a flipped bit
+    changed similarities. Each member is checked against the zip's own CRC-32."""
+    from ocm.indexer.vectors import VECTORS, VectorStore
+
+    monkeypatch.setenv(embed.SEMANTIC_ENV, "1")
+    for text in ("Our cat sleeps on the radiator", "The deploy runs on GitHub Actions",
+                 "Postgres pool size is 20"):
+        project.remember(text, "context", created=NOW)
+    project.search("the kitten")
+    project.index_for(project.vault).close()  # writes the rows
+    stored = project.vault.index_dir / VECTORS
+
+    def rows() -> dict[str, list[float]]:
+        store = VectorStore(project.vault.index_dir)
+        store._load()
+        return {store.path(i): store.matrix[i].tolist() for i in range(store.count)}
+
+    clean = rows()
+    assert len(clean) == 3
+    data = bytearray(stored.read_bytes())
+    at = data.index(b"rows.npy") + 200  # inside the note rows' data
+    data[at] ^= 0x40
+    stored.write_bytes(bytes(data))
+    assert rows() == {}  # refused: nothing read from it
+    reopened = fresh(project)
+    assert reopened.search("the kitten")[0].title == "Our cat sleeps on the radiator"
+    reopened.index_for(reopened.vault).close()
+    assert rows() == clean and stored.read_bytes() != bytes(data)
+
+
+def test_large_files_are_read_again_only_once_touched(built: Project,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files above FULL_CHECK_BYTES are trusted while their (inode, mtime, size) are those
+    recorded at their write (a fresh process then reads none of them); any write or copy
+    makes the next process read them, and one found whole is recorded under its new
+    (inode, mtime) so the processes after it need not."""
+    monkeypatch.setattr(checksums, "FULL_CHECK_BYTES", 0)  # every file counts as large
+    index = built.vault.index_dir
+    clean = scores(fresh(built))
+    read: list[str] = []
+    real_crc = checksums.crc_of
+
+    def counting(path: str):  # noqa: ANN202 - the real function, counted
+        read.append(os.path.basename(path))
+        return real_crc(path)
+
+    monkeypatch.setattr(checksums, "crc_of", counting)
+    assert scores(fresh(built)) == clean and read == []  # as written: nothing read
+    moved = biggest(index, ".trm")
+    copy = moved.with_suffix(".copy")
+    copy.write_bytes(moved.read_bytes())
+    copy.replace(moved)  # the same bytes under a new inode and mtime
+    reopened = fresh(built)
+    assert scores(reopened) == clean and read == [moved.name]
+    assert not [n for n in reopened.notices if "checksum" in n]
+    read.clear()
+    assert scores(fresh(built)) == clean and read == []  # its new (inode, mtime) recorded
+    damaged = biggest(index, ".pst")
+    flip(damaged)
+    after = fresh(built)
+    assert scores(after) == clean and damaged.name in read
+    assert any(damaged.name in n for n in after.notices)

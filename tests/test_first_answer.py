@@ -92,8 +92,9 @@ def test_cli_first_search_answers_from_part_then_later_ones_are_whole(
     shutil.rmtree(vault / ".index")  # what a fresh clone has
 
     first, err = _search(repo, _env(ocm_home, **FIRST_NOTE), "sharedword")
-    # One note indexed: the first in path order; the answer says how far it got.
-    assert [hit["id"] for hit in first] == ["bulk-0000"]
+    # One note indexed: the newest (the last written; of equal times, the last path); the
+    # answer says how far it got.
+    assert [hit["id"] for hit in first] == [f"bulk-{NOTES - 1:04d}"]
     assert first[0]["indexing"] == {"indexed": 1, "total": NOTES}
     assert f"indexing under way: 1 of {NOTES} notes indexed so far" in err
 
@@ -183,7 +184,7 @@ async def test_mcp_first_search_is_partial_and_later_ones_complete(
             assert first.is_error is not True, first.content
             out: dict[str, Any] = first.structured_content or {}
             assert out["indexing"] == {"indexed": 1, "total": NOTES}
-            assert [r["id"] for r in out["results"]] == ["bulk-0000"]
+            assert [r["id"] for r in out["results"]] == [f"bulk-{NOTES - 1:04d}"]
             assert f"indexing under way: 1 of {NOTES} notes" in out["message"]
             while True:  # the server's builder finishes the rest meanwhile
                 later = (await client.call_tool(

@@ -39,7 +39,8 @@ from .manifest import Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
-    from .vectors import EmbedText
+    from .embed import Embedder
+    from .vectors import Embedded, EmbedText
 
 INDEX_LOCK = "index"
 # The listing taken ahead (ocm/vault/freshness/scanahead.py) last found matching the manifest, after
@@ -134,6 +135,9 @@ class NoteIndex:
         # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
         # all of a rebuild's): the embeddings after it need not read them again.
         self._embed_ready: dict[str, EmbedText] = {}
+        # The embeddings a build's writers made of the notes they read (each on its own
+        # core), taken by the vectors' next sync.
+        self._embedded: dict[str, Embedded] = {}
         # Seconds a sync may spend building a new index of at least `budget_min_notes`
         # notes before it commits those it read and returns (a first search answered from
         # them); None: until it is whole. A smaller build is always whole (a second or so).
@@ -298,6 +302,10 @@ class NoteIndex:
                     self._save_listing(listing)
                 self._synced()
                 return report
+        if manifest is None and listing is not None and not force_rebuild:
+            # No index yet: the listing taken ahead (on the other core, while this process
+            # imported) says which notes there are, without a `stat` of each from here.
+            scan = scanahead.signatures(listing)
         self.vault.ensure_layout()
         # A budgeted sync does not wait for another process's build: it answers from the
         # notes that build committed so far.
@@ -450,7 +458,7 @@ class NoteIndex:
                 self._write(ix, scan, edited, deleted, known, broken, report, None)
             if report.rebuilt:
                 (self.dir / BUILDING).write_bytes(b"")
-            self._embed_ready = {}
+            self._embed_ready, self._embedded = {}, {}
             new = [rel for rel in changed if rel not in known and rel not in broken]
             self._build_in_batches(ix, scan, new, known, broken, report, progress)
             # What a read re-checks: the notes this sync read (the others, once built).
@@ -539,7 +547,11 @@ class NoteIndex:
         size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
         done = 0
         while rels:
-            batch = rels[done:] if deadline is not None else rels[done:done + size]
+            # Against a deadline, the newest notes first (a first answer is most often
+            # about recent work; after a clone every file is as new as the others, and the
+            # path order then puts the latest dated sessions first).
+            batch = _newest_first(rels[done:], scan) if deadline is not None else (
+                rels[done:done + size])
             before = len(known) + len(broken)
             step_progress = None
             if progress is not None:
@@ -570,7 +582,8 @@ class NoteIndex:
         its own (this one takes the first, forked sub-writers the others, one segment
         each), and the segments are committed in that order: the same documents, in the
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
-        one process reads the notes in order until it passes, and commits those."""
+        one process reads the notes in order until it passes, and commits those. Without
+        `until`, each process also embeds the notes it read (`_embedded`)."""
         from .subwriters import SubWriter, bind_forks_to_this_process
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
@@ -578,15 +591,22 @@ class NoteIndex:
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
-        runs = _runs(changed, scan, procs)
+        runs = _runs(changed, scan, procs) if procs > 1 else [changed]
+        model = self._build_embedder() if until is None else None
 
-        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken)
+        def embedded(ready: dict[str, EmbedText]) -> dict:  # -> rows, or the texts
+            from .vectors import embed_notes
+
+            return ready if model is None else embed_notes(list(ready.items()), model,
+                                                           self.dir)
+
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
             writer = _writer(ix, build=True, lock=False)
             try:
                 ready: dict[str, EmbedText] = {}
                 indexed, failed = self._index_run(
                     writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
-                return writer.finish_part(), indexed, failed, ready
+                return writer.finish_part(), indexed, failed, embedded(ready)
             except BaseException:
                 writer.cancel()
                 raise
@@ -602,13 +622,16 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            indexed, failed = self._index_run(writer, scan, runs[0], tick, self._embed_ready,
-                                              until)
+            ready: dict[str, EmbedText] = {}
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
+            made = self._embedded if model is not None else self._embed_ready
+            made.update(embedded(ready))
+            del ready
             results = [sub.result() for sub in subs]
-            for _, more, more_failed, more_ready in results:
+            for _, more, more_failed, more_made in results:
                 indexed.update(more)
                 failed.update(more_failed)
-                self._embed_ready.update(more_ready)
+                made.update(more_made)
             writer.commit_parts([segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
@@ -623,6 +646,18 @@ class NoteIndex:
             progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
+
+    def _build_embedder(self) -> Embedder | None:
+        """The embedder a build's writers use, its model loaded before they fork (so each
+        does not load it again); None when semantic search is off or cannot load."""
+        from .embed import embedder
+
+        model, _ = embedder(self.vault.root)
+        if model is not None:
+            # (a model that fails here: Embedder.embed falls back to its own path)
+            with contextlib.suppress(Exception):
+                model.model()
+        return model
 
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
                    tick: Callable[[int], object], ready: dict[str, EmbedText],
@@ -773,8 +808,10 @@ class NoteIndex:
             return self._vectors
         manifest = self._load_manifest()
         self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
-                           self._manifest.token() if manifest is not None else None)
-        self._embed_ready = {}  # what the rows did not need (already embedded)
+                           self._manifest.token() if manifest is not None else None,
+                           self._embedded)
+        # What the rows did not need (already embedded).
+        self._embed_ready, self._embedded = {}, {}
         return self._vectors
 
     def _embed_text(self, rel: str) -> EmbedText | None:
@@ -874,6 +911,12 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
         rel for rel in only if rel in known or rel in broken]
     deleted = [rel for rel in gone if rel not in scan]
     return sorted(changed), sorted(set(deleted))
+
+
+def _newest_first(rels: list[str], scan: dict[str, list[int]]) -> list[str]:
+    """`rels` (in path order) by modification time, newest first; of the same time, the
+    last path first (a stable sort of the reversed paths)."""
+    return sorted(reversed(rels), key=lambda rel: scan[rel][0], reverse=True)
 
 
 def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:

@@ -268,9 +268,10 @@ def main() -> None:
             if name not in args.skip:
                 result |= part()
         result["load"] = os.getloadavg()[0]
-    finally:
+    except BaseException:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+        raise
     r = result
     # bench/README.md's row (commit: `git rev-parse --short HEAD`).
     print(json.dumps(result) if args.json or args.skip else (
@@ -278,7 +279,9 @@ def main() -> None:
         f" | {r['cli_whole_s']} | {r['build_peak_mb']} | {r['mcp_first_s']} "
         f"({r['mcp_call_s']}) | {r['mcp_whole_s']} | {r['rebuild_s']} "
         f"({r['rebuild_notes_per_s']}, {r['rebuild_peak_mb']}) | {r['fts5_build_s']} "
-        f"({r['fts5_notes_per_s']}) |"))
+        f"({r['fts5_notes_per_s']}) |"), flush=True)
+    if args.keep is None:  # (after the figures: removing 100k notes' clones takes minutes)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -28,14 +28,14 @@ from whoosh.writing import LockError
 from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.freshness import scanahead
-from ocm.vault.freshness.scan import NOTE_DIRS
+from ocm.vault.freshness.scan import NOTE_DIRS, names
 from ocm.vault.freshness.watch import NoteWatch
 from ocm.vault.store import Vault
 
 from .documents import memory_fields, session_fields, transcript_fields
 from .filechecks import sweep_partial
 from .livestats import LiveSearcher
-from .manifest import Manifest
+from .manifest import MANIFEST, Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ BUDGET_MIN_NOTES = 1000
 NOTE_BYTES = 1000
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
+# The signature in a scan of a note that was listed but not looked at (`stat`) yet: a first
+# search with no index lists the notes by name only and looks at those it indexes.
+UNSEEN = [-1, -1]
 
 Progress = Callable[[int, int], None]
 # What a note's embedding is made of: its words, not its paths or tags.
@@ -143,6 +146,8 @@ class NoteIndex:
         # them); None: until it is whole. A smaller build is always whole (a second or so).
         self.build_budget: float | None = None
         self.budget_min_notes = BUDGET_MIN_NOTES
+        # The last scan of notes listed by name only (their signatures UNSEEN).
+        self._by_name: dict[str, list[int]] | None = None
         # (notes indexed, notes in the vault) after a sync that left part of a build to do
         # (its budget ran out, or another process is building); None: the index is whole.
         self.progress: tuple[int, int] | None = None
@@ -271,7 +276,10 @@ class NoteIndex:
         # same bytes as the listing last found matching the manifest, while the manifest's
         # files are as they were then, say nothing changed; the manifest is not even read.
         listing, self._ahead = self._ahead, None
-        if not force_rebuild and self._last_scan is None:
+        # (With no manifest and a first answer due, the listing is not waited for.)
+        fresh = (self.build_budget is not None and not force_rebuild
+                 and not (self.dir / MANIFEST).exists())
+        if not force_rebuild and self._last_scan is None and not fresh:
             if listing is None:
                 listing = scanahead.take(str(self.vault.root))
             if listing is not None and self._listing_matches(listing):
@@ -302,10 +310,13 @@ class NoteIndex:
                     self._save_listing(listing)
                 self._synced()
                 return report
-        if manifest is None and listing is not None and not force_rebuild:
-            # No index yet: the listing taken ahead (on the other core, while this process
-            # imported) says which notes there are, without a `stat` of each from here.
-            scan = scanahead.signatures(listing)
+        if manifest is None and fresh:
+            # No index yet, and an answer due within the budget: the notes are listed by
+            # name (no `stat` of each, no listing taken ahead to wait for and parse) and
+            # only those indexed before it runs out are looked at; the build that finishes
+            # the rest scans them all.
+            scanahead.discard(str(self.vault.root))
+            scan = self._by_name = dict.fromkeys(names(str(self.vault.root)), UNSEEN)
         self.vault.ensure_layout()
         # A budgeted sync does not wait for another process's build: it answers from the
         # notes that build committed so far.
@@ -420,6 +431,10 @@ class NoteIndex:
         # signature the manifest does not hold, so the next check indexes it again.
         scan = scan if scan is not None else self._scan(full=force_rebuild)
         manifest = None if force_rebuild else self._load_manifest()
+        if manifest is not None and scan is self._by_name:
+            # Listed by name for a new index, which another process started meanwhile:
+            # its notes are compared by their signatures, as usual.
+            scan = self._scan()
         ix = None if force_rebuild else self._open()
         if ix is not None and manifest is not None and manifest.get("generation") != (
                 ix.latest_generation()):
@@ -550,8 +565,12 @@ class NoteIndex:
             # Against a deadline, the newest notes first (a first answer is most often
             # about recent work; after a clone every file is as new as the others, and the
             # path order then puts the latest dated sessions first).
-            batch = _newest_first(rels[done:], scan) if deadline is not None else (
-                rels[done:done + size])
+            if deadline is None:
+                batch = rels[done:done + size]
+            elif scan is self._by_name:  # (no times known: the last paths first)
+                batch = rels[done:][::-1]
+            else:
+                batch = _newest_first(rels[done:], scan)
             before = len(known) + len(broken)
             step_progress = None
             if progress is not None:
@@ -561,7 +580,7 @@ class NoteIndex:
             self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
             done += len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
-            if done >= len(rels) or (deadline is not None and time.monotonic() >= deadline):
+            if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
         if not rels:  # nothing to build (an empty vault, or only edits since a batch)
             self._manifest.save(ix.latest_generation(), known, broken, None)
@@ -672,8 +691,11 @@ class NoteIndex:
         for done, rel in enumerate(rels, 1):
             if until is not None and done > 1 and time.monotonic() >= until:
                 break
+            seen = scan[rel] if scan[rel] is not UNSEEN else self.vault.note_signature(rel)
+            if seen is None:  # gone since it was listed: the next scan drops it
+                continue
+            sig = list(seen)
             fields, problem = self._fields(rel)
-            sig = list(scan[rel])
             if fields is None:
                 failed[rel] = [sig, problem]
             else:
@@ -897,6 +919,8 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
           ) -> tuple[list[str], list[str]]:
     """(changed or new, deleted) notes of `scan` against the manifest's `known` and
     `broken`; `only`: the notes that can differ, when known (else every note)."""
+    if not known and not broken and only is None:  # a new index: every note
+        return sorted(scan), []
     changed = []
     get = known.get
     items = scan.items() if only is None else [(rel, scan[rel]) for rel in only if rel in scan]

@@ -1,6 +1,6 @@
 """Clone to first answer: a teammate's first question after `git clone` of a team vault.
 
-    python bench/clone.py --notes 10000 [--json] [--keep DIR]
+    python bench/clone.py --notes 10000 [--json] [--keep DIR] [--team DIR] [--skip PART]
 
 prints bench/README.md's table row (or, with --json, one object of the figures below).
 
@@ -10,18 +10,27 @@ fresh `git clone` of it:
 
   cli_first_s        a new `ocm search --json Q` process: start to exit (its answer partial
                      while the index is built; `cli_indexed` of `notes` says how far it got)
+  cli_first_cpu_s    that process's CPU time (user + system, with the `find` it waits for)
   cli_first_mb       that process's peak resident memory
   cli_whole_s        from that search's start until the index is whole: the builder it
                      started (`ocm rebuild-index --resume`, both cores) is done, embeddings
                      included, and no `.index/building` mark is left
   build_peak_mb      the builder's peak resident memory (its sub-writers' summed in, sampled)
+  build_cpu_s        the builder's CPU time with its reaped sub-writers' (last sample)
   mcp_first_s        a real `ocm mcp` process: start, MCP initialize, first `ocm__search`
                      (through the MCP SDK's client over stdio)
   mcp_call_s         that first `ocm__search` call alone
   mcp_whole_s        from the server's start until an `ocm__search` says nothing about
                      indexing (complete answers), searched every 0.5 s
-  rebuild_s          `ocm rebuild-index` from scratch in a third clone (notes/s beside it)
+  rebuild_s          `ocm rebuild-index` from scratch in a third clone (notes/s beside it;
+                     rebuild_cpu_s its CPU time, sub-writers included)
   fts5_build_s       SQLite FTS5 (bench/peer_driver.py's) building the same notes, in process
+
+`--team DIR` keeps the team repository in DIR/team and reuses it on the next run (generating
+100k notes takes minutes); `--skip cli|whole|mcp|rebuild|fts5` leaves a part out (`whole`:
+the first answers only, the builds they start stopped). The `ocm` processes run with
+Python's bytecode cache on (an installed wheel ships it): a PYTHONDONTWRITEBYTECODE
+environment would otherwise compile every module in every process.
 
 Run it with `nice` on a shared machine and say the load (`uptime`) beside the figures.
 """
@@ -29,9 +38,11 @@ Run it with `nice` on a shared machine and say the load (`uptime`) beside the fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -102,19 +113,39 @@ def _builders(vault: Path) -> list[int]:
     return found
 
 
-def until_whole(vault: Path, peak: list[int]) -> None:
-    """Wait for the vault's build to be over, sampling the builder's memory into peak[0]."""
+def _cpu_ticks(pid: int) -> int:
+    """CPU clock ticks of `pid` and of its children it reaped (utime stime cutime cstime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return sum(int(value) for value in fields[11:15])
+
+
+def _stop_builders(vault: Path) -> None:
+    """Stop the builders a first search started for `vault` (each leads its own session)."""
+    for pid in _builders(vault):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None) -> None:
+    """Wait for the vault's build to be over, sampling the builder's memory into peak[0]
+    and each builder's CPU ticks into `cpu`."""
     deadline = time.monotonic() + WAIT_S
     while (vault / ".index" / "building").exists() or _builders(vault):
         for pid in _builders(vault):
             peak[0] = max(peak[0], _tree_rss_kb(pid))
+            if cpu is not None:
+                cpu[pid] = max(cpu.get(pid, 0), _cpu_ticks(pid))
         if time.monotonic() > deadline:
             raise RuntimeError("the build did not finish")
         time.sleep(0.1)
 
 
-def timed_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, str]:
-    """(seconds, peak resident KB, stdout) of one process."""
+def timed_process(argv: list[str], cwd: Path, env: dict[str, str]
+                  ) -> tuple[float, int, str, float]:
+    """(seconds, peak resident KB, stdout, CPU seconds) of one process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
@@ -127,24 +158,34 @@ def timed_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[floa
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise RuntimeError(f"{argv} exited {proc.returncode}")
-    return seconds, usage.ru_maxrss, out[0].decode()
+    return seconds, usage.ru_maxrss, out[0].decode(), usage.ru_utime + usage.ru_stime
 
 
-def cli_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[str, Any]:
+def cli_first(team: Path, work: Path, env: dict[str, str], query: str,
+              whole: bool = True) -> dict[str, Any]:
     repo = clone(team, work / "clone-cli")
     t0 = time.perf_counter()
-    seconds, peak_kb, out = timed_process([str(OCM), "search", "--json", query], repo, env)
+    seconds, peak_kb, out, cpu = timed_process([str(OCM), "search", "--json", query], repo,
+                                               env)
     hits = json.loads(out)
     indexing = hits[0].get("indexing") if hits else None
-    peak = [0]
-    until_whole(repo / ".openCodeMemory", peak)
-    return {"cli_first_s": round(seconds, 2), "cli_first_mb": round(peak_kb / 1024),
+    peak, ticks = [0], {}
+    if not whole:  # the first answer only: the builder it started is stopped
+        _stop_builders(repo / ".openCodeMemory")
+        return {"cli_first_s": round(seconds, 2), "cli_first_cpu_s": round(cpu, 2),
+                "cli_first_mb": round(peak_kb / 1024),
+                "cli_indexed": indexing["indexed"] if indexing else None}
+    until_whole(repo / ".openCodeMemory", peak, ticks)
+    return {"cli_first_s": round(seconds, 2), "cli_first_cpu_s": round(cpu, 2),
+            "cli_first_mb": round(peak_kb / 1024),
             "cli_indexed": indexing["indexed"] if indexing else None,
             "cli_whole_s": round(time.perf_counter() - t0, 1),
-            "build_peak_mb": round(peak[0] / 1024)}
+            "build_peak_mb": round(peak[0] / 1024),
+            "build_cpu_s": round(sum(ticks.values()) / os.sysconf("SC_CLK_TCK"), 1)}
 
 
-def mcp_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[str, Any]:
+def mcp_first(team: Path, work: Path, env: dict[str, str], query: str,
+              whole: bool = True) -> dict[str, Any]:
     import anyio
     from mcp import Client, StdioServerParameters, stdio_client
 
@@ -164,7 +205,7 @@ def mcp_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[s
                 out["mcp_call_s"] = round(time.perf_counter() - t1, 2)
                 out["mcp_first_s"] = round(time.perf_counter() - t0, 2)
                 out["mcp_indexed"] = (first.get("indexing") or {}).get("indexed")
-                while True:
+                while whole:
                     later = (await client.call_tool("ocm__search", {"query": query})
                              ).structured_content or {}
                     if later.get("indexing") is None:
@@ -173,13 +214,16 @@ def mcp_first(team: Path, work: Path, env: dict[str, str], query: str) -> dict[s
                 out["mcp_whole_s"] = round(time.perf_counter() - t0, 1)
 
     anyio.run(run)
+    if not whole:
+        _stop_builders(repo / ".openCodeMemory")
     return out
 
 
 def rebuild(team: Path, work: Path, env: dict[str, str], notes: int) -> dict[str, Any]:
     repo = clone(team, work / "clone-rebuild")
-    seconds, peak_kb, _ = timed_process([str(OCM), "rebuild-index", "--json"], repo, env)
-    return {"rebuild_s": round(seconds, 1), "rebuild_notes_per_s": round(notes / seconds),
+    seconds, peak_kb, _, cpu = timed_process([str(OCM), "rebuild-index", "--json"], repo, env)
+    return {"rebuild_s": round(seconds, 1), "rebuild_cpu_s": round(cpu, 1),
+            "rebuild_notes_per_s": round(notes / seconds),
             "rebuild_peak_mb": round(peak_kb / 1024)}
 
 
@@ -196,31 +240,48 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--keep", type=Path, help="work in this (new) folder and keep it")
+    ap.add_argument("--team", type=Path, help="keep the team repository here and reuse it")
+    ap.add_argument("--skip", action="append", default=[],
+                    choices=("cli", "whole", "mcp", "rebuild", "fts5"),
+                    help="leave this part out (whole: stop the build the first search starts)")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="ocm-clone-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OCM_HOME": str(work / "home")}
     env.pop("OCM_VAULT", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(BENCH.parent / "ocm")],
+                   check=True, env=env)
     query = perf.make_queries()[0]
     try:
-        team = team_repo(work, args.notes, args.seed)
-        result: dict[str, Any] = {"notes": args.notes, "query": query}
-        result |= cli_first(team, work, env, query)
-        result |= mcp_first(team, work, env, query)
-        result |= rebuild(team, work, env, args.notes)
-        result |= fts5(team, work, args.notes)
+        if args.team is not None and (args.team / "team" / ".git").is_dir():
+            team = args.team / "team"
+        else:
+            team = team_repo(args.team or work, args.notes, args.seed)
+        result: dict[str, Any] = {"notes": args.notes, "query": query,
+                                  "load_before": os.getloadavg()[0]}
+        parts = {"cli": lambda: cli_first(team, work, env, query, "whole" not in args.skip),
+                 "mcp": lambda: mcp_first(team, work, env, query, "whole" not in args.skip),
+                 "rebuild": lambda: rebuild(team, work, env, args.notes),
+                 "fts5": lambda: fts5(team, work, args.notes)}
+        for name, part in parts.items():
+            if name not in args.skip:
+                result |= part()
         result["load"] = os.getloadavg()[0]
-    finally:
+    except BaseException:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+        raise
     r = result
     # bench/README.md's row (commit: `git rev-parse --short HEAD`).
-    print(json.dumps(result) if args.json else (
+    print(json.dumps(result) if args.json or args.skip else (
         f"| {r['notes']:,} | COMMIT | {r['load']:.1f} | {r['cli_first_s']} ({r['cli_indexed']})"
         f" | {r['cli_whole_s']} | {r['build_peak_mb']} | {r['mcp_first_s']} "
         f"({r['mcp_call_s']}) | {r['mcp_whole_s']} | {r['rebuild_s']} "
         f"({r['rebuild_notes_per_s']}, {r['rebuild_peak_mb']}) | {r['fts5_build_s']} "
-        f"({r['fts5_notes_per_s']}) |"))
+        f"({r['fts5_notes_per_s']}) |"), flush=True)
+    if args.keep is None:  # (after the figures: removing 100k notes' clones takes minutes)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from whoosh import index
 
-from ocm.indexer.index import FORK_MIN_NOTES
+from ocm.indexer.index import FORK_MIN_NOTES, NoteIndex
 from ocm.indexer.savedpostings import EXT
+from ocm.indexer.vectors import VectorStore
 from ocm.project import Project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -51,13 +52,27 @@ def _rebuild(project: Project, procs: int) -> tuple:
     # A fixed clock: recency weighs in the scores.
     hits = [[(h.path, h.score) for h in project.search(q, limit=20, now=NOW)]
             for q in ("word17 word42", "kafka offsets", "note 123", "word3")]
-    return report, calls, segments, stored, hits
+    # Each note's embedding, as the writers that read it made it (ocm/indexer/vectors.py).
+    store = VectorStore(project.vault.index_dir)
+    store.holds(None)  # (loads the file)
+    vectors = {rel: store.matrix[store.row(rel)].tobytes() for rel in store.paths}
+    return report, calls, segments, stored, hits, vectors
 
 
-def test_two_processes_index_what_one_does(project: Project) -> None:
+def test_two_processes_index_what_one_does(project: Project,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     broken = _fill(project)
     one = _rebuild(project, 1)
+    # The writers embed the notes they read: the vectors' sync after the build reads no
+    # note again.
+    read_again: list[str] = []
+    embed_text = NoteIndex._embed_text
+    monkeypatch.setattr(NoteIndex, "_embed_text",
+                        lambda self, rel: (read_again.append(rel), embed_text(self, rel))[1])
     two = _rebuild(project, 2)
+    assert read_again == []
+    # Bit for bit the rows one process makes, for every note (the broken one has none).
+    assert two[5] == one[5] and len(one[5]) == NOTES + 1
     assert (one[2], two[2]) == (1, 2)  # one segment, then one per process
     assert two[0].added == one[0].added == NOTES + 1
     assert list(two[0].broken) == list(one[0].broken) == [broken]

@@ -92,8 +92,9 @@ def test_cli_first_search_answers_from_part_then_later_ones_are_whole(
     shutil.rmtree(vault / ".index")  # what a fresh clone has
 
     first, err = _search(repo, _env(ocm_home, **FIRST_NOTE), "sharedword")
-    # One note indexed: the first in path order; the answer says how far it got.
-    assert [hit["id"] for hit in first] == ["bulk-0000"]
+    # One note indexed: the newest (the last written; of equal times, the last path); the
+    # answer says how far it got.
+    assert [hit["id"] for hit in first] == [f"bulk-{NOTES - 1:04d}"]
     assert first[0]["indexing"] == {"indexed": 1, "total": NOTES}
     assert f"indexing under way: 1 of {NOTES} notes indexed so far" in err
 
@@ -183,7 +184,7 @@ async def test_mcp_first_search_is_partial_and_later_ones_complete(
             assert first.is_error is not True, first.content
             out: dict[str, Any] = first.structured_content or {}
             assert out["indexing"] == {"indexed": 1, "total": NOTES}
-            assert [r["id"] for r in out["results"]] == ["bulk-0000"]
+            assert [r["id"] for r in out["results"]] == [f"bulk-{NOTES - 1:04d}"]
             assert f"indexing under way: 1 of {NOTES} notes" in out["message"]
             while True:  # the server's builder finishes the rest meanwhile
                 later = (await client.call_tool(
@@ -194,3 +195,83 @@ async def test_mcp_first_search_is_partial_and_later_ones_complete(
                 await anyio.sleep(0.3)
             assert [r["id"] for r in later["results"]] == [f"bulk-{NOTES - 1:04d}"]
             assert "indexing" not in later["message"]
+
+
+def _budgeted(project: Project) -> NoteIndex:
+    """The index of a first search: it indexes one note, then answers."""
+    index = NoteIndex(project.vault)
+    index.build_budget, index.budget_min_notes = 0.0, 0
+    return index
+
+
+def _manifest_notes(project: Project) -> dict[str, list[int]]:
+    return json.loads((project.vault.index_dir / "manifest.json").read_text())["notes"]
+
+
+def test_a_first_search_with_no_index_looks_only_at_what_it_indexes(
+        project: Project, monkeypatch: pytest.MonkeyPatch, keyword_only: None) -> None:
+    """No `stat` of every note before the first answer: the notes are listed by name, the
+    newest (the last path: sessions are named by their start) read first, and only the
+    note indexed is looked at; its real signature goes into the manifest."""
+    _vault_of(project, NOTES)
+    shutil.rmtree(project.vault.index_dir)
+
+    def no_scan(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a full scan before the first answer")
+
+    looked: list[str] = []
+    signature = type(project.vault).note_signature
+    monkeypatch.setattr(NoteIndex, "_scan", no_scan)
+    monkeypatch.setattr(type(project.vault), "note_signature",
+                        lambda self, rel: (looked.append(rel), signature(self, rel))[1])
+    index = _budgeted(project)
+    report = index.sync()
+    last = f"memories/gotcha/bulk-{NOTES - 1:04d}.md"
+    assert index.progress == (1, NOTES) and index.build_left and report.rebuilt
+    assert looked == [last]
+    stat = (project.vault.root / last).stat()
+    assert _manifest_notes(project) == {last: [stat.st_mtime_ns, stat.st_size]}
+    assert [hit["path"] for hit in index.searcher().all_stored_fields()] == [last]
+
+
+def test_a_broken_note_in_the_first_answer_is_reported_and_the_build_goes_on(
+        project: Project, keyword_only: None) -> None:
+    vault = _vault_of(project, NOTES)
+    broken = vault / "memories" / "gotcha" / "zz-broken.md"  # the last path: read first
+    broken.write_text("---\nid: [unclosed\n---\nbody\n")
+    shutil.rmtree(project.vault.index_dir)
+    index = _budgeted(project)
+    report = index.sync()
+    rel = "memories/gotcha/zz-broken.md"
+    assert list(report.broken) == [rel] and index.progress == (1, NOTES + 1)
+    index.close()
+    rest = NoteIndex(project.vault)  # the background build's
+    report = rest.sync()
+    assert not report.rebuilt and report.added == NOTES and list(rest.broken) == [rel]
+    assert rest.progress is None and rest.searcher().doc_count() == NOTES
+    assert not (project.vault.index_dir / BUILDING).exists()
+
+
+def test_a_first_search_that_meets_another_build_compares_signatures(
+        project: Project, monkeypatch: pytest.MonkeyPatch, keyword_only: None) -> None:
+    """Two first searches at once: the one that listed the notes by name and then finds
+    the other's build committed compares the notes by their real signatures (none is
+    stored without one, none is indexed twice)."""
+    _vault_of(project, NOTES)
+    shutil.rmtree(project.vault.index_dir)
+    names = index_module.names
+
+    def other_first(root: str) -> list[str]:
+        listed = names(root)
+        monkeypatch.setattr(index_module, "names", names)  # the other lists as usual
+        other = _budgeted(project)
+        other.sync()  # commits its first note (and the manifest) meanwhile
+        other.close()
+        return listed
+
+    monkeypatch.setattr(index_module, "names", other_first)
+    index = _budgeted(project)
+    index.sync()
+    notes = _manifest_notes(project)
+    assert len(notes) == 2 and all(sig[0] > 0 and sig[1] > 0 for sig in notes.values())
+    assert index.searcher().doc_count() == 2 and index.progress == (2, NOTES)

@@ -36,6 +36,10 @@ TENSOR = "embedding.weight"
 # Texts of up to this many characters in all are embedded in Python; more go to wordllama,
 # whose tokenizer is compiled (its import costs ~0.5 s, Python's merging ~2 us a character).
 LEAN_CHARS = 20_000
+# Texts per wordllama call: it pads each call's texts to the longest and holds their token
+# vectors at once (64, its default, of ~1,200 tokens: ~150 MB in flight per process during
+# a build); each text's vector is the same whatever the batch (padding adds zeros).
+MODEL_BATCH = 16
 _OFF = ("0", "false", "no", "off", "")
 
 
@@ -107,12 +111,13 @@ class Embedder:
             with contextlib.suppress(TooLong):  # a very long word: wordllama's tokenizer
                 vectors = self._lean(texts, cache)
         if vectors is None:
-            # Shortest first: wordllama pads each batch of 64 to its longest text, so
+            # Shortest first: wordllama pads each batch (MODEL_BATCH) to its longest text, so
             # batches of like lengths gather less padding (~20 % less time on 1k notes).
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             try:
                 vectors = np.empty((len(texts), DIM), dtype=np.float32)
-                vectors[order] = self.model().embed([texts[i] for i in order], norm=False)
+                vectors[order] = self.model().embed([texts[i] for i in order], norm=False,
+                                                   batch_size=MODEL_BATCH)
             except Exception:  # noqa: BLE001 - wordllama itself failed: same vectors, slower
                 vectors = self._lean(texts, cache, max_segment=None)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -28,18 +28,19 @@ from whoosh.writing import LockError
 from ocm.vault.atomic import atomic_write_bytes, locked
 from ocm.vault.errors import OcmError
 from ocm.vault.freshness import scanahead
-from ocm.vault.freshness.scan import NOTE_DIRS
+from ocm.vault.freshness.scan import NOTE_DIRS, names
 from ocm.vault.freshness.watch import NoteWatch
 from ocm.vault.store import Vault
 
 from .documents import memory_fields, session_fields, transcript_fields
 from .filechecks import sweep_partial
 from .livestats import LiveSearcher
-from .manifest import Manifest
+from .manifest import MANIFEST, Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
-    from .vectors import EmbedText
+    from .embed import Embedder
+    from .vectors import Embedded, EmbedText
 
 INDEX_LOCK = "index"
 # The listing taken ahead (ocm/vault/freshness/scanahead.py) last found matching the manifest, after
@@ -74,6 +75,9 @@ BUDGET_MIN_NOTES = 1000
 NOTE_BYTES = 1000
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
+# The signature in a scan of a note that was listed but not looked at (`stat`) yet: a first
+# search with no index lists the notes by name only and looks at those it indexes.
+UNSEEN = [-1, -1]
 
 Progress = Callable[[int, int], None]
 # What a note's embedding is made of: its words, not its paths or tags.
@@ -134,11 +138,16 @@ class NoteIndex:
         # The texts to embed of the notes a sync just read (EMBED_READY_MAX at most, or
         # all of a rebuild's): the embeddings after it need not read them again.
         self._embed_ready: dict[str, EmbedText] = {}
+        # The embeddings a build's writers made of the notes they read (each on its own
+        # core), taken by the vectors' next sync.
+        self._embedded: dict[str, Embedded] = {}
         # Seconds a sync may spend building a new index of at least `budget_min_notes`
         # notes before it commits those it read and returns (a first search answered from
         # them); None: until it is whole. A smaller build is always whole (a second or so).
         self.build_budget: float | None = None
         self.budget_min_notes = BUDGET_MIN_NOTES
+        # The last scan of notes listed by name only (their signatures UNSEEN).
+        self._by_name: dict[str, list[int]] | None = None
         # (notes indexed, notes in the vault) after a sync that left part of a build to do
         # (its budget ran out, or another process is building); None: the index is whole.
         self.progress: tuple[int, int] | None = None
@@ -270,7 +279,10 @@ class NoteIndex:
         # same bytes as the listing last found matching the manifest, while the manifest's
         # files are as they were then, say nothing changed; the manifest is not even read.
         listing, self._ahead = self._ahead, None
-        if not force_rebuild and self._last_scan is None:
+        # (With no manifest and a first answer due, the listing is not waited for.)
+        fresh = (self.build_budget is not None and not force_rebuild
+                 and not (self.dir / MANIFEST).exists())
+        if not force_rebuild and self._last_scan is None and not fresh:
             if listing is None:
                 listing = scanahead.take(str(self.vault.root))
             if listing is not None and self._listing_matches(listing):
@@ -301,6 +313,13 @@ class NoteIndex:
                     self._save_listing(listing)
                 self._synced()
                 return report
+        if manifest is None and fresh:
+            # No index yet, and an answer due within the budget: the notes are listed by
+            # name (no `stat` of each, no listing taken ahead to wait for and parse) and
+            # only those indexed before it runs out are looked at; the build that finishes
+            # the rest scans them all.
+            scanahead.discard(str(self.vault.root))
+            scan = self._by_name = dict.fromkeys(names(str(self.vault.root)), UNSEEN)
         self.vault.ensure_layout()
         # A budgeted sync does not wait for another process's build: it answers from the
         # notes that build committed so far.
@@ -445,6 +464,10 @@ class NoteIndex:
         # signature the manifest does not hold, so the next check indexes it again.
         scan = scan if scan is not None else self._scan(full=force_rebuild)
         manifest = None if force_rebuild else self._load_manifest()
+        if manifest is not None and scan is self._by_name:
+            # Listed by name for a new index, which another process started meanwhile:
+            # its notes are compared by their signatures, as usual.
+            scan = self._scan()
         ix = None if force_rebuild else self._open()
         if ix is not None and manifest is not None and manifest.get("generation") != (
                 ix.latest_generation()):
@@ -483,7 +506,7 @@ class NoteIndex:
                 self._write(ix, scan, edited, deleted, known, broken, report, None)
             if report.rebuilt:
                 (self.dir / BUILDING).write_bytes(b"")
-            self._embed_ready = {}
+            self._embed_ready, self._embedded = {}, {}
             new = [rel for rel in changed if rel not in known and rel not in broken]
             self._build_in_batches(ix, scan, new, known, broken, report, progress)
             # What a read re-checks: the notes this sync read (the others, once built).
@@ -572,7 +595,15 @@ class NoteIndex:
         size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
         done = 0
         while rels:
-            batch = rels[done:] if deadline is not None else rels[done:done + size]
+            # Against a deadline, the newest notes first (a first answer is most often
+            # about recent work; after a clone every file is as new as the others, and the
+            # path order then puts the latest dated sessions first).
+            if deadline is None:
+                batch = rels[done:done + size]
+            elif scan is self._by_name:  # (no times known: the last paths first)
+                batch = rels[done:][::-1]
+            else:
+                batch = _newest_first(rels[done:], scan)
             before = len(known) + len(broken)
             step_progress = None
             if progress is not None:
@@ -582,7 +613,7 @@ class NoteIndex:
             self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
             done += len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
-            if done >= len(rels) or (deadline is not None and time.monotonic() >= deadline):
+            if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
         if not rels:  # nothing to build (an empty vault, or only edits since a batch)
             self._manifest.save(ix.latest_generation(), known, broken, None)
@@ -603,7 +634,8 @@ class NoteIndex:
         its own (this one takes the first, forked sub-writers the others, one segment
         each), and the segments are committed in that order: the same documents, in the
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
-        one process reads the notes in order until it passes, and commits those."""
+        one process reads the notes in order until it passes, and commits those. Without
+        `until`, each process also embeds the notes it read (`_embedded`)."""
         from .subwriters import SubWriter, bind_forks_to_this_process
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
@@ -611,15 +643,22 @@ class NoteIndex:
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
-        runs = _runs(changed, scan, procs)
+        runs = _runs(changed, scan, procs) if procs > 1 else [changed]
+        model = self._build_embedder() if until is None else None
 
-        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken)
+        def embedded(ready: dict[str, EmbedText]) -> dict:  # -> rows, or the texts
+            from .vectors import embed_notes
+
+            return ready if model is None else embed_notes(list(ready.items()), model,
+                                                           self.dir)
+
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
             writer = _writer(ix, build=True, lock=False)
             try:
                 ready: dict[str, EmbedText] = {}
                 indexed, failed = self._index_run(
                     writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
-                return writer.finish_part(), indexed, failed, ready
+                return writer.finish_part(), indexed, failed, embedded(ready)
             except BaseException:
                 writer.cancel()
                 raise
@@ -635,13 +674,16 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            indexed, failed = self._index_run(writer, scan, runs[0], tick, self._embed_ready,
-                                              until)
+            ready: dict[str, EmbedText] = {}
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
+            made = self._embedded if model is not None else self._embed_ready
+            made.update(embedded(ready))
+            del ready
             results = [sub.result() for sub in subs]
-            for _, more, more_failed, more_ready in results:
+            for _, more, more_failed, more_made in results:
                 indexed.update(more)
                 failed.update(more_failed)
-                self._embed_ready.update(more_ready)
+                made.update(more_made)
             writer.commit_parts([segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
@@ -657,6 +699,18 @@ class NoteIndex:
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
 
+    def _build_embedder(self) -> Embedder | None:
+        """The embedder a build's writers use, its model loaded before they fork (so each
+        does not load it again); None when semantic search is off or cannot load."""
+        from .embed import embedder
+
+        model, _ = embedder(self.vault.root)
+        if model is not None:
+            # (a model that fails here: Embedder.embed falls back to its own path)
+            with contextlib.suppress(Exception):
+                model.model()
+        return model
+
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
                    tick: Callable[[int], object], ready: dict[str, EmbedText],
                    until: float | None = None
@@ -670,8 +724,11 @@ class NoteIndex:
         for done, rel in enumerate(rels, 1):
             if until is not None and done > 1 and time.monotonic() >= until:
                 break
+            seen = scan[rel] if scan[rel] is not UNSEEN else self.vault.note_signature(rel)
+            if seen is None:  # gone since it was listed: the next scan drops it
+                continue
+            sig = list(seen)
             fields, problem = self._fields(rel)
-            sig = list(scan[rel])
             if fields is None:
                 failed[rel] = [sig, problem]
             else:
@@ -806,8 +863,10 @@ class NoteIndex:
             return self._vectors
         manifest = self._load_manifest()
         self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
-                           self._manifest.token() if manifest is not None else None)
-        self._embed_ready = {}  # what the rows did not need (already embedded)
+                           self._manifest.token() if manifest is not None else None,
+                           self._embedded)
+        # What the rows did not need (already embedded).
+        self._embed_ready, self._embedded = {}, {}
         return self._vectors
 
     def _embed_text(self, rel: str) -> EmbedText | None:
@@ -893,6 +952,8 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
           ) -> tuple[list[str], list[str]]:
     """(changed or new, deleted) notes of `scan` against the manifest's `known` and
     `broken`; `only`: the notes that can differ, when known (else every note)."""
+    if not known and not broken and only is None:  # a new index: every note
+        return sorted(scan), []
     changed = []
     get = known.get
     items = scan.items() if only is None else [(rel, scan[rel]) for rel in only if rel in scan]
@@ -907,6 +968,12 @@ def _diff(scan: dict[str, list[int]], known: dict[str, list[int]],
         rel for rel in only if rel in known or rel in broken]
     deleted = [rel for rel in gone if rel not in scan]
     return sorted(changed), sorted(set(deleted))
+
+
+def _newest_first(rels: list[str], scan: dict[str, list[int]]) -> list[str]:
+    """`rels` (in path order) by modification time, newest first; of the same time, the
+    last path first (a stable sort of the reversed paths)."""
+    return sorted(reversed(rels), key=lambda rel: scan[rel][0], reverse=True)
 
 
 def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:

@@ -67,6 +67,9 @@ _PAD_FIELD = 0xD935  # the zip "extra" field id zipalign uses for padding
 
 # A note's text to embed, and its sections' texts ([] when the note is embedded whole only).
 EmbedText = tuple[str, list[str]]
+# A note's embedding already made (by a build's writer, ocm/indexer/index.py): its row and
+# its sections' rows (numpy float32, (DIM,) and (sections, DIM)).
+Embedded = tuple[Any, Any]
 
 # Rows multiplied with a query vector in one BLAS call: 1024 x DIM = 262k floats, under
 # OpenBLAS's threshold for threading a matrix-vector product (460k in OpenBLAS 0.3.31).
@@ -282,13 +285,16 @@ class VectorStore:
         return token is not None and token == self._token
 
     def sync(self, notes: dict[str, list[int]], text_of: Callable[[str], EmbedText | None],
-             embedder: Embedder, token: tuple | None = None) -> None:
+             embedder: Embedder, token: tuple | None = None,
+             embedded: dict[str, Embedded] | None = None) -> None:
         """Bring the vectors in line with `notes` (relpath -> signature, the index's
         manifest): embed what is new or changed, drop what is gone. A few changed or new
         notes are written into their rows in place (appended ones into spare room), so a
         small commit costs one pass over the signatures, not a copy of every row.
         `token`: the manifest state `notes` are (Manifest.token); rows last brought in
-        line with that same state are used as they are, without looking at each note."""
+        line with that same state are used as they are, without looking at each note.
+        `embedded`: rows already made for some notes (`embed_notes`), taken as they are
+        where the note needs one (its text is not read again)."""
         if self._synced is notes and self._file_key() == self._loaded_key:
             return
         self._load()
@@ -303,7 +309,10 @@ class VectorStore:
         # A note that could not be read is not in the rows: the next sync tries it again.
         complete = True
         if todo or gone:
-            found = [(rel, got) for rel in todo if (got := text_of(rel)) is not None]
+            made = embedded or {}
+            found: list[tuple[str, EmbedText | Embedded]] = [
+                (rel, got) for rel in todo
+                if (got := made.get(rel) or text_of(rel)) is not None]
             complete = len(found) == len(todo)
             in_place = not gone and complete and all(
                 rel not in row or self.parts[row[rel]] == len(got[1]) for rel, got in found)
@@ -319,18 +328,24 @@ class VectorStore:
             self._try_save()
         self._synced = notes
 
-    def _vectors_of(self, found: list[tuple[str, EmbedText]],
+    def _vectors_of(self, found: list[tuple[str, EmbedText | Embedded]],
                     embedder: Embedder) -> tuple[Any, Any]:
+        """(note rows, section rows) of `found` in its order: the texts embedded, the rows
+        already made taken as they are."""
         import numpy as np
 
-        def embedded(texts: list[str]) -> Any:
-            return np.concatenate([np.zeros((0, DIM), dtype=np.float32),
-                                   *self._embed(embedder, texts)]).astype(np.float32)
+        texts = [(rel, got) for rel, got in found if isinstance(got[0], str)]
+        if len(texts) == len(found):
+            return _vectors(texts, embedder, self.folder)
+        made = embed_notes(texts, embedder, self.folder)
+        rows = [made.get(rel) or got for rel, got in found]
+        return (np.stack([row for row, _ in rows]).astype(np.float32, copy=False),
+                np.concatenate([np.zeros((0, DIM), dtype=np.float32),
+                                *(parts for _, parts in rows)]).astype(np.float32,
+                                                                       copy=False))
 
-        return (embedded([got[0] for _, got in found]),
-                embedded([text for _, got in found for text in got[1]]))
-
-    def _update(self, notes: dict[str, list[int]], found: list[tuple[str, EmbedText]],
+    def _update(self, notes: dict[str, list[int]],
+                found: list[tuple[str, EmbedText | Embedded]],
                 embedder: Embedder) -> None:
         """Changed notes (their section count unchanged) rewritten in their rows, new ones
         appended."""
@@ -373,7 +388,8 @@ class VectorStore:
         room[size:size + more] = rows
         return room[:size + more]
 
-    def _rebuild(self, notes: dict[str, list[int]], found: list[tuple[str, EmbedText]],
+    def _rebuild(self, notes: dict[str, list[int]],
+                 found: list[tuple[str, EmbedText | Embedded]],
                  embedder: Embedder) -> None:
         """Every kept row copied after dropping the gone and changed ones, then the new."""
         import numpy as np
@@ -402,10 +418,6 @@ class VectorStore:
         rows stay in memory and pending, and the next process embeds what the file lacks."""
         with contextlib.suppress(OSError):
             self._save()
-
-    def _embed(self, embedder: Embedder, texts: list[str]) -> list[Any]:
-        return [embedder.embed(texts[i:i + BATCH], self.folder)
-                for i in range(0, len(texts), BATCH)]
 
     def _save(self) -> None:
         import numpy as np
@@ -469,6 +481,34 @@ class VectorStore:
         if not count:
             return None
         return (self.part_matrix[start:start + count] @ query).tolist()
+
+
+def _vectors(found: list[tuple[str, EmbedText]], embedder: Embedder,
+             folder: Path) -> tuple[Any, Any]:
+    """(note rows, section rows) of the texts `found`, in its order, BATCH texts a call."""
+    import numpy as np
+
+    def embedded(texts: list[str]) -> Any:
+        return np.concatenate([np.zeros((0, DIM), dtype=np.float32), *(
+            embedder.embed(texts[i:i + BATCH], folder) for i in range(0, len(texts), BATCH))
+                               ]).astype(np.float32)
+
+    return (embedded([got[0] for _, got in found]),
+            embedded([text for _, got in found for text in got[1]]))
+
+
+def embed_notes(found: list[tuple[str, EmbedText]], embedder: Embedder,
+                folder: Path) -> dict[str, Embedded]:
+    """Each note's row and section rows, for `VectorStore.sync(embedded=...)`: what a
+    build's writer makes of the notes it read, on its own core."""
+    rows, part_rows = _vectors(found, embedder, folder)
+    out: dict[str, Embedded] = {}
+    at = 0
+    for number, (rel, got) in enumerate(found):
+        count = len(got[1])
+        out[rel] = (rows[number], part_rows[at:at + count])
+        at += count
+    return out
 
 
 def _write_members(handle: Any, members: dict[str, Any]) -> None:

@@ -103,3 +103,28 @@ def signatures(root: str, folders: list[str] | None = None) -> dict[str, list[in
             folders.append(folder)
         stack += [os.path.join(folder, name) for name in subfolders]
     return out
+
+
+def names(root: str) -> list[str]:
+    """The relpath of every `.md` name under the vault folder `root`'s note folders,
+    without a `stat` of each (a folder read per folder): what a first search with no index
+    lists before it indexes a few notes and answers. A name is taken as a note as it is
+    (the one that turns out not to be a regular file is dropped when it is looked at);
+    a folder is whatever other name can be listed, links never followed."""
+    out: list[str] = []
+    stack = [folder for folder in NOTE_DIRS]
+    while stack:
+        folder = stack.pop()
+        try:
+            fd = os.open(os.path.join(root, folder), _DIR_FLAGS | NOFOLLOW)
+        except OSError:  # gone, not a folder, or a link (ELOOP)
+            continue
+        try:
+            listed = os.listdir(fd)
+        finally:
+            os.close(fd)
+        prefix = folder + "/"
+        out += [prefix + name for name in listed if name.endswith(".md") and name[0] != "."]
+        stack += [prefix + name for name in listed
+                  if name[0] != "." and not name.endswith(".md")]
+    return out

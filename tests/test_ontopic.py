@@ -218,3 +218,47 @@ def test_a_pasted_issue_naming_a_file_here_finds_it(web_app: Project) -> None:
              "the dashboard shows as delivered, and customers are not marked as paid.")
     hits = web_app.search(issue)
     assert hits and hits[0].title == "Stripe webhooks need the raw body"
+
+
+def test_a_pasted_issue_on_topic_keeps_its_whole_ranking(web_app: Project) -> None:
+    """A paragraph is answered or not as a whole: once one hit is on topic, hits that hold
+    little of it by themselves stay where the ranking put them (dropping them cost
+    in-group SWE-bench nDCG@10, docs/decisions.md)."""
+    from ocm.indexer.relevance import MIN_COSINE_PARAGRAPH, MIN_MASS
+
+    issue = ("After upgrading the payment provider's SDK our handler in src/billing/webhooks.ts "
+             "rejects every event: the signature check reports a mismatch for events that "
+             "the dashboard shows as delivered, and customers are not marked as paid.")
+    hits = web_app.search(issue)
+    assert hits[0].title == "Stripe webhooks need the raw body"
+    weak = [h for h in hits[1:] if (h.mass or 0.0) < MIN_MASS and not h.idents
+            and (h.cosine or 0.0) < MIN_COSINE_PARAGRAPH]
+    assert weak, [(h.title, h.mass, h.idents, h.cosine) for h in hits]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_note_that_grows_unrelated_text_is_still_found_by_meaning(project: Project) -> None:
+    """The note's whole-text vector is diluted by a sentence about something else (0.198
+    from "the kitten", under MIN_COSINE); its closest sentence still says what it is about."""
+    project.remember("Our cat sleeps on the radiator. A full disk, say.", "context")
+    hits = project.search("the kitten")
+    assert [h.title for h in hits] == ["Our cat sleeps on the radiator. A full disk, say."]
+    assert hits[0].matched == "meaning"
+    project.remember("The deploy script pushes tags to the registry.", "procedure",
+                     title="Deploy")
+    assert [h.title for h in project.search("the kitten")] == [hits[0].title]
+    for query in OFF_TOPIC:
+        assert project.search(query) == [], query
+
+
+def test_an_unknown_word_carries_no_meaning(project: Project) -> None:
+    """`betaonly` is no word the model knows: its vector is its pieces' (`beta`, `only`), close
+    to any word sharing one (`alphaonly`). A shared piece is not shared meaning."""
+    project.remember("commonword alphaonly fact", "context")
+    assert project.search("betaonly") == []
+    hits = project.search("alphaonly")
+    assert [h.title for h in hits] == ["commonword alphaonly fact"]
+    assert hits[0].matched in ("words", "both")
+    # A known word's near twin still counts: the README's one-note example.
+    project.remember("Our cat sleeps on the radiator", "context")
+    assert "Our cat sleeps on the radiator" in [h.title for h in project.search("the kitten")]

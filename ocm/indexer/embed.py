@@ -127,17 +127,22 @@ class Embedder:
               max_segment: int | None = MAX_SEGMENT) -> Any:
         import numpy as np
 
-        if self._tokenizer is None:
-            self._tokenizer = (Tokenizer.cached(self.tokenizer_path, cache) if cache is not None
-                               else Tokenizer.from_json(self.tokenizer_path))
+        tokenizer = self.tokenizer(cache)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         top = self.matrix.shape[0] - 1
         for row, text in enumerate(texts):
-            ids = np.asarray(self._tokenizer.encode(text, max_segment), dtype=np.int64)
+            ids = np.asarray(tokenizer.encode(text, max_segment), dtype=np.int64)
             ids = np.minimum(ids, top)
             if len(ids):
                 out[row] = self.matrix[ids].astype(np.float32).sum(axis=0) / len(ids)
         return out
+
+    def tokenizer(self, cache: Path | None = None) -> Tokenizer:
+        """The lean tokenizer (loaded once; `cache` may keep its table, as in `embed`)."""
+        if self._tokenizer is None:
+            self._tokenizer = (Tokenizer.cached(self.tokenizer_path, cache) if cache is not None
+                               else Tokenizer.from_json(self.tokenizer_path))
+        return self._tokenizer
 
     def model(self) -> Any:  # -> wordllama.inference.WordLlamaInference
         """WordLlama itself, loaded from its own folder with downloads disabled."""

@@ -35,6 +35,12 @@ NOISE_PARTS = frozenset({"not", "no", "non", "nor", *STOP_WORDS})
 # three or more, the first MAX_NOTE_WORDS distinct ones of the note.
 _WORD = re.compile(r"[^\W\d_]{3,}")
 MAX_NOTE_WORDS = 400
+# A short note's sentences (`WordMeaning.sentence_cosine`): split at end punctuation or a
+# line break. A note of more than MAX_SENTENCES (a conversation) is not read by one of its
+# sentences: some sentence of a long talk is near any phrase (LoCoMo's sessions answered
+# other conversations' questions by one sentence, bench/README.md).
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+MAX_SENTENCES = 8
 
 # Shorter words with parts (`3.9`, `a_b`) are not counted as a paragraph's identifiers.
 MIN_IDENTIFIER = 4
@@ -152,16 +158,42 @@ class WordMeaning:
     (`kitten` and `cat` 0.57, `nap` and `sleeps` 0.71; `docker` and `npm` 0.27): what
     lets a phrase's hit count as close in meaning by itself (`relevance.MIN_WORD_COSINE`),
     where the mean of a few words' vectors says too little (`the kitten` against "Our cat
-    sleeps on the radiator" 0.23, `docker compose` against "Use pnpm, not npm" 0.31)."""
+    sleeps on the radiator" 0.23, `docker compose` against "Use pnpm, not npm" 0.31).
 
-    def __init__(self, model: Any, folder: Any, text: str) -> None:
-        self.model, self.folder = model, folder
+    Two words that share a token piece are alike on the surface, not in meaning: a word the
+    vocabulary does not know is the mean of its pieces (`betaonly` is `beta` + `only`), and
+    would be "close" to every word sharing a piece (`alphaonly`, 0.8). Such pairs never
+    count. A note is also read sentence by sentence (`sentence_cosine`): its whole text's
+    mean vector blurs a sentence about the phrase among unrelated ones."""
+
+    def __init__(self, model: Any, folder: Any, text: str, query: Any) -> None:
+        self.model, self.folder, self.vector = model, folder, query
         words = content_words(text)
         self.query = model.embed(words, folder) if words else None
+        self.pieces = self._pieces(words)
+
+    def _pieces(self, words: list[str]) -> list[frozenset[int]]:
+        tokenizer = self.model.tokenizer(self.folder)
+        return [frozenset(tokenizer.encode(word)) for word in words]
 
     def best(self, note_text: str) -> float:
+        """The highest cosine of a query word and a note word that share no token piece."""
         words = content_words(note_text, MAX_NOTE_WORDS)
         if self.query is None or not words:
             return 0.0
         vectors = self.model.embed(words, self.folder)
-        return float((self.query @ vectors.T).max())
+        cosines = self.query @ vectors.T
+        pieces = self._pieces(words)
+        for row, mine in enumerate(self.pieces):
+            for col, theirs in enumerate(pieces):
+                if mine & theirs:
+                    cosines[row, col] = -1.0
+        return float(cosines.max())
+
+    def sentence_cosine(self, note_text: str) -> float:
+        """The highest cosine of the query's embedding with one of the note's sentences;
+        0 for a note of more than MAX_SENTENCES."""
+        sentences = [s for s in _SENTENCE.split(note_text) if s.strip()]
+        if not sentences or len(sentences) > MAX_SENTENCES:
+            return 0.0
+        return float((self.model.embed(sentences, self.folder) @ self.vector).max())

@@ -23,7 +23,13 @@ from .hits import Filters, Hit, holds_file
 from .index import NoteIndex
 from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
-from .relevance import MIN_WORD_COSINE, TYPICAL_OTHERS, is_phrase, relevance_filter
+from .relevance import (
+    MIN_DILUTED_COSINE,
+    MIN_WORD_COSINE,
+    TYPICAL_OTHERS,
+    is_phrase,
+    relevance_filter,
+)
 from .schema import FIELD_BOOSTS
 
 # Recency reaches its full (small, see DECAY_FLOOR) weight over months, not weeks: a
@@ -476,12 +482,20 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         hit.similarity = near - others
         hit.cosine = near
         hit.close = on_topic.close(text, near, hit.similarity)
-        if hit.close and not b and is_phrase(text):
+        if not b and is_phrase(text) and (hit.close or near >= MIN_DILUTED_COSINE):
             # A note holding no word of a search phrase: the whole texts' embeddings are
             # close for unrelated notes too; one of its words must have a near twin here.
-            words = words or on_topic.WordMeaning(model, store.folder, text)
+            # A note of one part is read by its closest sentence when its whole text is
+            # not close (a sentence about the phrase among unrelated ones); a note of
+            # several parts already is by its closest part.
+            words = words or on_topic.WordMeaning(model, store.folder, text, query)
             note = " ".join([hit.title, *(str(chunk[5]) for chunk in hit.chunks)])
-            hit.close = words.best(note) >= MIN_WORD_COSINE
+            twin = words.best(note) >= MIN_WORD_COSINE
+            if twin and not hit.close and not hit.part_similarities:
+                near = max(near, words.sentence_cosine(note))
+                hit.similarity, hit.cosine = near - others, near
+                hit.close = on_topic.close(text, near, hit.similarity)
+            hit.close = hit.close and twin
         hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
         hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
                       "cosine": round(c, 4), "cosine_range": [round(low_c, 4), round(high_c, 4)],

@@ -162,10 +162,15 @@ def qwen(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]
 def droid(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:
     # A custom (BYOK) Anthropic-type model at the mock, named `custom:<displayName>-<index>`;
     # `--auto high` allows edits and commands as a person choosing that autonomy would.
+    # droid sends its first request without waiting for MCP servers and never adds their
+    # tools later in the session (README, "Factory droid"); `--add-tools MCP:ocm` makes
+    # `droid exec` offer ocm's tools (`blockOnMcpLoad` alone did not).
     _write_json(home / ".factory" / "settings.json", {"customModels": [{
         "model": "claude-sonnet-4-5", "displayName": "Mock", "baseUrl": url,
-        "apiKey": DUMMY_KEY, "provider": "anthropic", "maxOutputTokens": 8192}]})
-    return [str(host.exe), "exec", "--auto", "high", "-m", "custom:Mock-0", PROMPT], {}
+        "apiKey": DUMMY_KEY, "provider": "anthropic", "maxOutputTokens": 8192}],
+        "general": {"blockOnMcpLoad": True}})
+    return [str(host.exe), "exec", "--auto", "high", "-m", "custom:Mock-0", "--add-tools",
+            "MCP:ocm", PROMPT], {}
 
 
 def kilo(host: Host, root: Path, home: Path, url: str) -> tuple[list[str], dict]:

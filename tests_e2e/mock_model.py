@@ -144,16 +144,16 @@ def _anthropic_tool(script: Script, names: set[str], action: str,
     return next((n for n in sorted(names) if n.endswith(suffix)), suffix), arg
 
 
-def _deferred_remember(body: dict[str, Any]) -> str | None:
+def _deferred_remember(body: dict[str, Any], tool: str = "remember") -> str | None:
     """Claude Code 2.1.332 defers MCP tools: `tools` holds `ToolSearch`, and the deferred
     tools are only named in a system reminder. The name of ocm's remember tool when it is
     named there (to load with `ToolSearch {"query": "select:NAME"}`)."""
     if "ToolSearch" not in {t.get("name") for t in body.get("tools") or []}:
         return None
     text = json.dumps(body.get("messages"))
-    named = re.search(r"mcp__[A-Za-z0-9_-]*?ocm__remember", text)
+    named = re.search(rf"mcp__[A-Za-z0-9_-]*?ocm__{tool}", text)
     # droid lists deferred tools one per line under "Deferred tools:", by its own names.
-    listed = re.search(r"Deferred tools:(?:\\n[^\\\s]+)*?\\n([A-Za-z0-9_-]*ocm__remember)\\n",
+    listed = re.search(rf"Deferred tools:(?:\\n[^\\\s]+)*?\\n([A-Za-z0-9_-]*ocm__{tool})\\n",
                        text)
     return named.group(0) if named else listed.group(1) if listed else None
 
@@ -179,9 +179,13 @@ def anthropic(body: dict[str, Any], script: Script) -> tuple[int | None, bytes, 
             action, arg = "select", deferred
         calls = [json.dumps(b) for m in body.get("messages", []) if m.get("role") == "assistant"
                  and isinstance(m.get("content"), list) for b in m["content"]
-                 if b.get("type") == "tool_use"]
+                 if b.get("type") == "tool_use" and b.get("name") != "ToolSearch"]
         nudge = nudge_answer(body, calls)
-        if nudge:
+        deferred = None if not nudge or nudge[0] == "text" or any(
+            n.endswith(f"ocm__{nudge[0]}") for n in names) else _deferred_remember(body, nudge[0])
+        if deferred:  # droid: the nudge's tool is deferred; loading it is no answer yet
+            step, action, arg = None, "select", deferred
+        elif nudge:
             step, (action, arg) = None, script.nudged(nudge)
     if action == "text":
         block: dict[str, Any] = {"type": "text", "text": arg}

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from ocm.agents.common import host_module
 from ocm.agents.nudge.message import BUDGET, MARKER
 from tests_e2e.conftest import HostRun, host_session
 from tests_e2e.hosts import HOSTS, Host
@@ -84,7 +85,8 @@ def test_session_note_carries_the_agent_checkpoint(run: HostRun) -> None:
     assert note.goal == NUDGE_GOAL, (note.goal, run.output())
     assert NUDGE_DECISION in note.text("architecture decisions")
     assert note.items("work to be completed") == [NUDGE_PENDING]
-    assert note.status == "closed"
+    # `qwen -p` sends no SessionEnd: its session waits for the quiet-period close.
+    assert note.status == "closed" or host_module(run.host.name).NO_SESSION_END
     assert not [p for p in note.items("prompts") if MARKER in p], "the nudge stored as a prompt"
 
 

@@ -275,3 +275,16 @@ def test_a_first_search_that_meets_another_build_compares_signatures(
     notes = _manifest_notes(project)
     assert len(notes) == 2 and all(sig[0] > 0 and sig[1] > 0 for sig in notes.values())
     assert index.searcher().doc_count() == 2 and index.progress == (2, NOTES)
+
+
+def test_an_index_that_lost_only_its_manifest_is_compared_by_signatures(
+        project: Project, keyword_only: None) -> None:
+    """No manifest but an index: not a new index, so no note is taken by name unseen."""
+    _vault_of(project, NOTES)
+    NoteIndex(project.vault).sync(force_rebuild=True)
+    (project.vault.index_dir / "manifest.json").unlink()
+    index = _budgeted(project)
+    index.sync()
+    notes = _manifest_notes(project)
+    assert len(notes) == NOTES and all(sig[0] > 0 and sig[1] > 0 for sig in notes.values())
+    assert index.progress is None and index.searcher().doc_count() == NOTES

@@ -148,11 +148,12 @@ def test_rows_of_a_previous_layout_are_kept_and_written_back_in_the_current_one(
         np.savez(handle, rows=rows.astype(dtype), part_rows=store.part_matrix.astype(dtype),
                  keys=np.array(json.dumps(keys)))
 
-    def no_embedding(self: VectorStore, _embedder: object, texts: list[str]) -> list:
-        assert not texts, "rows of a previous layout are kept, not embedded again"
-        return []
+    def no_embedding(found: list, _embedder: object, _folder: object) -> tuple:
+        assert not found, "rows of a previous layout are kept, not embedded again"
+        empty = np.zeros((0, embed.DIM), dtype=np.float32)
+        return empty, empty
 
-    monkeypatch.setattr(VectorStore, "_embed", no_embedding)
+    monkeypatch.setattr(vectors, "_vectors", no_embedding)
     other = Project.open(cwd=pets.root)
     assert first_title(other, "the kitten").startswith("Our cat sleeps")
     other.index_for(other.vault).close()

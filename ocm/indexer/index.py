@@ -464,11 +464,12 @@ class NoteIndex:
         # signature the manifest does not hold, so the next check indexes it again.
         scan = scan if scan is not None else self._scan(full=force_rebuild)
         manifest = None if force_rebuild else self._load_manifest()
-        if manifest is not None and scan is self._by_name:
-            # Listed by name for a new index, which another process started meanwhile:
-            # its notes are compared by their signatures, as usual.
-            scan = self._scan()
         ix = None if force_rebuild else self._open()
+        if scan is self._by_name and (manifest is not None or ix is not None):
+            # Listed by name for a new index, but there is one (another process started
+            # it meanwhile, or it lost only its manifest): its notes are compared by their
+            # signatures, as usual.
+            scan = self._scan()
         if ix is not None and manifest is not None and manifest.get("generation") != (
                 ix.latest_generation()):
             manifest = self._manifest_from_index(ix)

@@ -112,7 +112,7 @@ def names(root: str) -> list[str]:
     (the one that turns out not to be a regular file is dropped when it is looked at);
     a folder is whatever other name can be listed, links never followed."""
     out: list[str] = []
-    stack = [folder for folder in NOTE_DIRS]
+    stack = list(NOTE_DIRS)
     while stack:
         folder = stack.pop()
         try:

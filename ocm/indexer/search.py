@@ -492,7 +492,8 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
             words = words or on_topic.WordMeaning(model, store.folder, text, query)
             note = " ".join([hit.title, *(str(chunk[5]) for chunk in hit.chunks)])
             if not hit.close:
-                near = max(near, words.sentence_cosine(note))
+                body = " ".join(str(chunk[5]) for chunk in hit.chunks)
+                near = max(near, words.sentence_cosine(body))
                 hit.similarity, hit.cosine = near - others, near
                 hit.close = on_topic.close(text, near, hit.similarity)
             hit.close = hit.close and words.best(note) >= MIN_WORD_COSINE

@@ -181,19 +181,24 @@ class WordMeaning:
         words = content_words(note_text, MAX_NOTE_WORDS)
         if self.query is None or not words:
             return 0.0
+        import numpy as np
+
         vectors = self.model.embed(words, self.folder)
         cosines = self.query @ vectors.T
-        pieces = self._pieces(words)
-        for row, mine in enumerate(self.pieces):
-            for col, theirs in enumerate(pieces):
-                if mine & theirs:
-                    cosines[row, col] = -1.0
-        return float(cosines.max())
+        tokenizer = self.model.tokenizer(self.folder)
+        # Best pair first; a note word is split into pieces only when its pair comes up.
+        for flat in np.argsort(cosines, axis=None)[::-1].tolist():
+            row, col = divmod(flat, len(words))
+            if not self.pieces[row] & frozenset(tokenizer.encode(words[col])):
+                return float(cosines[row, col])
+        return -1.0
 
     def sentence_cosine(self, note_text: str) -> float:
-        """The highest cosine of the query's embedding with one of the note's sentences;
-        0 for a note of more than MAX_SENTENCES."""
-        sentences = [s for s in _SENTENCE.split(note_text) if s.strip()]
-        if not sentences or len(sentences) > MAX_SENTENCES:
+        """The highest cosine of the query's embedding with one of the note's distinct
+        sentences; 0 for a note of one sentence (nothing dilutes it) or of more than
+        MAX_SENTENCES."""
+        sentences = list(dict.fromkeys(s.strip() for s in _SENTENCE.split(note_text)))
+        sentences = [s for s in sentences if s]
+        if not 1 < len(sentences) <= MAX_SENTENCES:
             return 0.0
         return float((self.model.embed(sentences, self.folder) @ self.vector).max())

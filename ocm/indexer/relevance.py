@@ -45,7 +45,7 @@ MIN_WORD_COSINE = 0.45
 # A phrase's note whose whole text is not close but not far either (a cosine of at least
 # MIN_DILUTED_COSINE) is read by its closest sentence: "Our cat sleeps on the radiator. A
 # full disk, say." is 0.198 from "the kitten" as a whole, 0.267 by its first sentence.
-MIN_DILUTED_COSINE = 0.1
+MIN_DILUTED_COSINE = 0.15
 MIN_COSINE_PARAGRAPH = 0.3
 MIN_SIMILARITY_PARAGRAPH = -1.0
 # What a vault's other notes score against a query on average, for a lone note (no others

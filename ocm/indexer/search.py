@@ -482,7 +482,8 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         hit.similarity = near - others
         hit.cosine = near
         hit.close = on_topic.close(text, near, hit.similarity)
-        if not b and is_phrase(text) and (hit.close or near >= MIN_DILUTED_COSINE):
+        diluted = near >= MIN_DILUTED_COSINE and not hit.part_similarities
+        if not b and is_phrase(text) and (hit.close or diluted):
             # A note holding no word of a search phrase: the whole texts' embeddings are
             # close for unrelated notes too; one of its words must have a near twin here.
             # A note of one part is read by its closest sentence when its whole text is
@@ -490,12 +491,12 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
             # several parts already is by its closest part.
             words = words or on_topic.WordMeaning(model, store.folder, text, query)
             note = " ".join([hit.title, *(str(chunk[5]) for chunk in hit.chunks)])
-            twin = words.best(note) >= MIN_WORD_COSINE
-            if twin and not hit.close and not hit.part_similarities:
-                near = max(near, words.sentence_cosine(note))
+            if not hit.close:
+                body = " ".join(str(chunk[5]) for chunk in hit.chunks)
+                near = max(near, words.sentence_cosine(body))
                 hit.similarity, hit.cosine = near - others, near
                 hit.close = on_topic.close(text, near, hit.similarity)
-            hit.close = hit.close and twin
+            hit.close = hit.close and words.best(note) >= MIN_WORD_COSINE
         hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
         hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
                       "cosine": round(c, 4), "cosine_range": [round(low_c, 4), round(high_c, 4)],

@@ -33,7 +33,7 @@ demo: $(DEMO_STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # The real host programs (npm, cached) against a mock model on 127.0.0.1: tests_e2e/run.py.
 # HOSTS=latest: each host's newest version on npm; HOSTS=claude-code,copilot@latest: some.

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,12 +95,19 @@ def h_paths(data: dict) -> list[str]:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
-    home = tmp_path / "home"
-    env = h.clean_env(tmp_path / "ocm-home", HOME=str(home))
-    repo = h.make_repo(tmp_path / "shop")
-    h.init_vault(repo, env)
-    return repo, env, home
+def world() -> Iterator[tuple[Path, dict[str, str], Path]]:
+    # Replayed tool output is cut at a fixed length after the recorded paths are rewritten to
+    # the repo's: a short root, not pytest's tmp_path (longer under an xdist worker, and with
+    # the test's name), keeps the error text the tests look for inside the cut.
+    root = Path(tempfile.mkdtemp(prefix="cap-"))
+    try:
+        home = root / "home"
+        env = h.clean_env(root / "ocm-home", HOME=str(home))
+        repo = h.make_repo(root / "shop")
+        h.init_vault(repo, env)
+        yield repo, env, home
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("host", sorted(HOSTS))

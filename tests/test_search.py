@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -221,6 +222,21 @@ def test_lost_index_is_announced_and_stale_temp_files_are_swept(project: Project
     fresh.status()
     assert not dead.exists() and live.exists()
     assert any("removed 1 temp files" in n for n in fresh.notices)
+
+
+def test_a_live_writers_temp_name_holding_an_old_file_is_not_swept(project: Project) -> None:
+    """Regression: after a checked swap the temp name holds the note's old file; its mtime is
+    as old as the note's last save, and a sweep that judged by mtime alone removed it while
+    its writer was still comparing it (the writer then failed naming the temp file)."""
+    old = project.vault.memories_dir / "gotcha" / "old.md"
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_text("the note as it was an hour ago")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    swapped = old.with_name(f".ocm-tmp-{os.getpid()}-z-old.md")
+    os.rename(old, swapped)  # what the swap does: the old file now sits at the temp name
+    assert project.sweep_temp_files() == 0
+    assert swapped.exists()
 
 
 def test_a_unique_word_deep_in_a_long_note_is_found(project: Project) -> None:

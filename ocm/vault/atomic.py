@@ -198,9 +198,12 @@ def sweep_temp_files(folders: list[Path], min_age_s: float = 600.0) -> int:
         for tmp in top.rglob(f"{TEMP_PREFIX}*"):
             pid_text = tmp.name[len(TEMP_PREFIX):].split("-", 1)[0]
             try:
-                age = time.time() - tmp.stat().st_mtime
+                st = tmp.stat()
             except FileNotFoundError:
                 continue
+            # ctime too: after a checked swap the temp name holds the note's old file, whose
+            # mtime can be hours old while its writer is still comparing it.
+            age = time.time() - max(st.st_mtime, st.st_ctime)
             if pid_text.isdigit() and age < min_age_s and _alive(int(pid_text)):
                 continue
             with contextlib.suppress(FileNotFoundError):

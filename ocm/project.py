@@ -545,8 +545,14 @@ class Project:
             if found is None:
                 if count <= SUPERSEDE_SCAN_MAX:
                     return None  # a small folder is cheaper to read than one index search
-                wanted = SUPERSEDE_CANDIDATES
-                found = closest_records(index, query, memory_type, wanted + len(fresh))
+                # The postings know a record's status: the retired records a near-copy must
+                # not bring back (tombstones) are asked apart, so they take no active place.
+                active = closest_records(index, query, memory_type,
+                                         SUPERSEDE_CANDIDATES + len(fresh))
+                found = [rel for rel in active if rel not in pending][:SUPERSEDE_CANDIDATES]
+                found += closest_records(index, query, memory_type, SUPERSEDE_CANDIDATES,
+                                         retired=True)
+                wanted = 2 * SUPERSEDE_CANDIDATES
         except Exception:  # noqa: BLE001 - the folder scan is the always-correct fallback
             return None
         kept = [index.resolved_root / rel for rel in found if rel not in pending]

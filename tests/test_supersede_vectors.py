@@ -66,7 +66,7 @@ def test_the_older_record_is_a_candidate_as_often_as_with_the_postings(
     assert calls[0] == 0  # no postings read on the vector path
     monkeypatch.setenv("OCM_SEMANTIC", "0")
     by_words = [old in _found(project, pair) for pair, old in olds]
-    assert calls[0] == len(olds)  # the fallback reads them
+    assert calls[0] == 2 * len(olds)  # the fallback reads them: active, then retired
     assert len(olds) >= 30
     assert sum(by_meaning) >= sum(by_words)
     assert sum(by_meaning) == len(olds)

@@ -173,3 +173,25 @@ def test_broken_superseded_record_is_reported_and_skipped(
     made = json.loads(out.stdout)
     assert made["changed"] is True and made["status"] == "active" and made["id"] != old.id
     assert f"skipped 1 unreadable record file(s) ({old.path.name}" in made["notice"]
+
+
+def test_past_the_small_folder_shortcut_a_fresh_process_still_sees_tombstones(
+        setup: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: past SUPERSEDE_SCAN_MAX records of a type, a process that does not watch
+    the vault (the CLI) compared a new record with the index's closest *active* records only,
+    so a near-copy of a superseded one was stored as a new active twin."""
+    import ocm.project
+
+    root, _ = setup
+    monkeypatch.setattr(ocm.project, "SUPERSEDE_SCAN_MAX", 5)
+    project = Project.open(cwd=root)
+    for i in range(12):
+        project.remember(f"Unrelated decision number {i} about CSS grid layout", "decision",
+                         auto_supersede=False)
+    old, new = superseded_pair(project)
+    before = files_of(root)
+    fresh = Project.open(cwd=root)  # a new process's view: no watch, the postings answer
+    again = fresh.remember(OLD_AGAIN, "decision", files=["config/database.yml"])
+    assert not again.changed and again.id == old.id
+    assert again.notice and "superseded" in again.notice and new.id in again.notice
+    assert files_of(root) == before

@@ -52,14 +52,24 @@ def rarest(searcher: Any, terms: list[str], count: int) -> list[str]:
     return [term for term in terms if term in kept]
 
 
-def closest_records(index: NoteIndex, text: str, memory_type: str, limit: int) -> list[str]:
-    """Vault-relative paths of at most `limit` active records of `memory_type` in the
-    index's current searcher, best first, by the new record's rarest words."""
+def closest_records(index: NoteIndex, text: str, memory_type: str, limit: int,
+                    retired: bool = False) -> list[str]:
+    """Vault-relative paths of at most `limit` active records of `memory_type` (with
+    `retired`: superseded, resolved or archived ones, which a near-copy must not bring back)
+    in the index's current searcher, best first, by the new record's rarest words."""
+    from whoosh import query as Q
+
     terms = rarest(index.searcher(), list(dict.fromkeys(tokens(text))), RAREST_TERMS)
     clauses = [clause for clause in term_clauses(terms) if clause[0] in RECORD_FIELDS]
     if not clauses:
         return []
-    allow, mask = _filter_query(Filters(kind="memory", types=(memory_type,), status="active"))
+    if retired:
+        allow, _ = _filter_query(Filters(kind="memory", types=(memory_type,),
+                                         include_resolved=True))
+        mask: Any = Q.Term("status", "active")
+    else:
+        allow, mask = _filter_query(Filters(kind="memory", types=(memory_type,),
+                                            status="active"))
     scorer = index.scorer()
     return [scorer.stored_fields(doc)["path"]
             for doc, _ in scorer.top(clauses, limit, allow=allow, mask=mask)]

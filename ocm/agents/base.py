@@ -83,7 +83,19 @@ class InstallContext:
         return entry
 
     def project_env(self) -> dict[str, str]:
+        """This machine's project folder, for a host that starts MCP servers outside the
+        project and expands no variable there (Antigravity). Every other host starts
+        `ocm mcp` in the folder it runs in (each host `make e2e` drives remembers into the
+        project's vault with no folder in its config), and the server finds the project's
+        root from there or from the client's MCP roots: a committed config then names no
+        folder of one machine and is the same on every teammate's."""
         return {} if self.user else {"OCM_PROJECT_DIR": str(self.root)}
+
+
+# VS Code and Cursor expand predefined variables in their mcp.json server entries ("refer to
+# the workspace folder (${workspaceFolder})": code.visualstudio.com/docs/copilot/reference/
+# mcp-configuration; Cursor's config interpolation takes ${workspaceFolder} too).
+WORKSPACE_ENV = {"OCM_PROJECT_DIR": "${workspaceFolder}"}
 
 
 def _beside_python(name: str) -> str | None:

@@ -54,13 +54,8 @@ def _toml_string(value: str) -> str:
 
 
 def server_block(ctx: InstallContext) -> str:
-    lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_string(ctx.ocm_exe)}",
-             'args = ["mcp"]', "startup_timeout_sec = 20"]
-    env = ctx.project_env()
-    if env:
-        lines += ["", f"[mcp_servers.{SERVER_NAME}.env]"]
-        lines += [f"{k} = {_toml_string(v)}" for k, v in env.items()]
-    return "\n".join(lines)
+    return "\n".join([f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_string(ctx.ocm_exe)}",
+                      'args = ["mcp"]', "startup_timeout_sec = 20"])
 
 
 def _has_own_server(text: str) -> bool:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 
 from . import common as c
-from .base import RULES, SERVER_NAME, InstallContext, is_ocm_command, server_is_ours
+from .base import (
+    RULES,
+    SERVER_NAME,
+    WORKSPACE_ENV,
+    InstallContext,
+    is_ocm_command,
+    server_is_ours,
+)
 
 TYPE_CHECKING = False  # `typing` costs a hook ~3 ms
 if TYPE_CHECKING:
@@ -62,8 +69,8 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
              for event, name, timeout in HOOKS]
     steps: list[Step] = [
         JsonStep(base / "mcp.json", [SetKey(("mcpServers", SERVER_NAME),
-                                            ctx.server(ctx.project_env()), server_is_ours)],
-                 "MCP server"),
+                                            ctx.server({} if ctx.user else WORKSPACE_ENV),
+                                            server_is_ours)], "MCP server"),
         JsonStep(base / "hooks.json", edits, "hooks", skeleton={"version": 1}),
     ]
     todo = ["trust the workspace (project hooks run only in trusted workspaces) and enable "

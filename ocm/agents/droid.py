@@ -56,7 +56,7 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
     base = ctx.home / ".factory" if ctx.user else ctx.root / ".factory"
     steps: list[Step] = [
         JsonStep(base / "mcp.json", [SetKey(("mcpServers", SERVER_NAME),
-                                            ctx.server(ctx.project_env()), server_is_ours)],
+                                            ctx.server(), server_is_ours)],
                  "MCP server"),
         JsonStep(base / "settings.json", [AppendItem(("hooks", event), group,
                                                      hook_group_is_ours)

@@ -100,7 +100,7 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
 
     base = ctx.home / ".gemini" if ctx.user else ctx.root / ".gemini"
     edits: list[Any] = [SetKey(("mcpServers", SERVER_NAME),
-                               {**ctx.server(ctx.project_env(), with_type=False),
+                               {**ctx.server(with_type=False),
                                 "timeout": 30_000}, server_is_ours)]
     for event, name, matcher, timeout in HOOKS:
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}

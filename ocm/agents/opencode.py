@@ -179,11 +179,7 @@ def _server_is_ours(entry: Any) -> bool:
 
 
 def server(ctx: InstallContext) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "local", "command": [ctx.ocm_exe, "mcp"], "enabled": True}
-    env = ctx.project_env()
-    if env:
-        entry["environment"] = env
-    return entry
+    return {"type": "local", "command": [ctx.ocm_exe, "mcp"], "enabled": True}
 
 
 def config_dir(ctx: InstallContext, fork: Fork = OPENCODE) -> Path:

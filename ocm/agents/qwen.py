@@ -53,7 +53,7 @@ def plan(ctx: InstallContext) -> tuple[list[Step], list[str]]:
     from .installer import AppendItem, BlockStep, JsonStep, SetKey
 
     base = ctx.home / ".qwen" if ctx.user else ctx.root / ".qwen"
-    server = {**ctx.server(ctx.project_env(), with_type=False), "alwaysLoadTools": True}
+    server = {**ctx.server(with_type=False), "alwaysLoadTools": True}
     edits: list[Any] = [SetKey(("mcpServers", SERVER_NAME), server, server_is_ours)]
     edits += [AppendItem(("hooks", event), group, hook_group_is_ours)
               for event, group in hook_entries(ctx, HOST, HOOKS)]

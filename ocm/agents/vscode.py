@@ -9,6 +9,7 @@ from . import common as c
 from .base import (
     RULES,
     SERVER_NAME,
+    WORKSPACE_ENV,
     InstallContext,
     hook_json_output,
     hooks_file_is_ours,
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 
 HOST = "vscode"
 CAP = 10_000
-# VS Code expands predefined variables in mcp.json's server entries ("refer to the workspace
-# folder (${workspaceFolder})": code.visualstudio.com/docs/copilot/reference/mcp-configuration):
-# the committed file names no folder of one machine.
-WORKSPACE_ENV = {"OCM_PROJECT_DIR": "${workspaceFolder}"}
 OWN_HOOKS = ".github/hooks/ocm.json"
 NO_SESSION_END = True   # the previous open session is closed when the next one starts
 EVENTS = {

@@ -134,6 +134,14 @@ def test_round_trip_on_existing_configs(repo: Path) -> None:
     assert set(vscode["servers"]) == {"other", "ocm"} and vscode["inputs"] == []
     # No folder of this machine in the committed file: VS Code expands the variable.
     assert vscode["servers"]["ocm"]["env"] == {"OCM_PROJECT_DIR": "${workspaceFolder}"}
+    cursor_mcp = json.loads((repo / ".cursor/mcp.json").read_text())
+    assert cursor_mcp["mcpServers"]["ocm"]["env"] == {"OCM_PROJECT_DIR": "${workspaceFolder}"}
+    # Every committed config is the same on a teammate's machine: none names this clone's
+    # folder (Antigravity alone, which starts its servers elsewhere, issue #27).
+    named = sorted(rel for rel in AGENT_FILES + [".qwen/settings.json", ".factory/mcp.json",
+                                                 ".factory/settings.json"]
+                   if (repo / rel).is_file() and str(repo) in (repo / rel).read_text())
+    assert named == [".agents/mcp_config.json"], named
     cursor_hooks = json.loads((repo / ".cursor/hooks.json").read_text())
     assert cursor_hooks["version"] == 1
     assert [x["command"] for x in cursor_hooks["hooks"]["afterFileEdit"]] == [

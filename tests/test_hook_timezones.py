@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
@@ -47,8 +48,13 @@ def header(path: Path) -> dict:
 def two_sessions(repo: Path, env: dict[str, str]) -> tuple[Path, Path]:
     """A session started in Tokyo, then one started after it in Los Angeles (both open)."""
     start(repo, env, TOKYO, EARLY)
+    began = int(time.time())
     ocm(repo, env, TOKYO, "checkpoint", "--session", EARLY, "--goal", "Tokyo parser work",
         "--done", "parsed the header")
+    # Start times are kept to the second: two starts in one second tie whatever the zone,
+    # and a change of zone between sessions (travel, DST) never happens within one.
+    while int(time.time()) == began:
+        time.sleep(0.02)
     start(repo, env, LOS_ANGELES, LATE)
     ocm(repo, env, LOS_ANGELES, "checkpoint", "--session", LATE, "--goal", "LA lexer work",
         "--done", "lexed the body")

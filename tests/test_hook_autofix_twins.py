@@ -106,7 +106,7 @@ def test_automatic_bug_fix_after_the_agent_gotcha_makes_no_twin(repo: Path,
     untouched = next(n for n in records(repo) if n.id == other["id"])
     assert "## Evidence" not in untouched.content
     session = h.sessions(repo)[0].read_text()
-    assert f"bug_fix memory {made['id']}" in session
+    assert f"gotcha memory {made['id']}" in session  # the record that holds the fix
 
     # The same failure folded again (a duplicate journal) adds nothing.
     send(repo, env, "post-tool-use-failure-bash", "post-tool-use-failure")

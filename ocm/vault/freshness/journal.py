@@ -431,17 +431,18 @@ def _apply_session(vault: Vault, host: str, sid: str,
                    "same command passed).")
         title = f"Fixed failing {fix['command'][:60]}: {error[:90]}"
         key = f"auto-fix-{note_id}-{digest}"
+        kept_as = "bug_fix"  # the agent's own record of this failure, when it holds the fix
         try:
-            memory_id = vault.remember(content, "bug_fix", title=title,
-                                       files=fix["files"][:20], tags=["auto-captured"],
-                                       importance=BUG_FIX_IMPORTANCE, session=note_id,
-                                       key=key).id
+            result = vault.remember(content, "bug_fix", title=title,
+                                    files=fix["files"][:20], tags=["auto-captured"],
+                                    importance=BUG_FIX_IMPORTANCE, session=note_id, key=key)
+            memory_id, kept_as = result.id, result.path.parent.name
             made.append(memory_id)
         except Conflict:  # already captured (folded twice, or the same fix made again)
             previous = vault.active_with_key(key)
             memory_id = previous[1].id if previous else ""
         fix["item"] = f"{_code(fix['command'])} passed after editing {files_text}" + (
-            f" (bug_fix memory {memory_id})" if memory_id else "")
+            f" ({kept_as} memory {memory_id})" if memory_id else "")
     items = [o if isinstance(o, str) else str(o["item"]) for o in outcomes]
     # Each bullet once, where it last happened: a command that failed, passed and failed
     # again with the same error ends on its failure, which the brief then reads as standing.

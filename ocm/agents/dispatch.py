@@ -242,7 +242,6 @@ def _heavy(ev: c.HookEvent, root: str, vault_dir: str, opts: dict[str, str],
             from . import nudge  # unsaved work the summary may have dropped
 
             reminder = nudge.after_compaction(project, ev, note_id, vault_dir, env)
-        if compacted:
             project.vault.checkpoint(note_id, CheckpointInput(trigger="context_limit"))
         from .base import DEFAULT_BRIEF_BUDGET
         from .brief import session_brief

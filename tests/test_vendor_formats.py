@@ -13,6 +13,9 @@ from ocm.vault.secrets.redact import find_secrets, redact
 
 HEX, HEX_UPPER = "0123456789abcdef", "0123456789ABCDEF"
 ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+UPPER_DIGITS, LOWER_ALNUM = ALNUM[:26] + ALNUM[52:], ALNUM[26:]
+BASE64, URLSAFE = ALNUM + "+/", ALNUM + "_-"
+BECH32_UPPER = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 # (kind, prefix, alphabet, documented body length)
 DOCUMENTED = [
@@ -30,6 +33,66 @@ DOCUMENTED = [
     ("groq_api_key", "gsk_", ALNUM, 52),
     ("dockerhub_access_token", "dckr_pat_", ALNUM + "_-", 27),
     ("notion_api_token", "ntn_", ALNUM, 46),
+    # venda rows
+    ("slack_app_token", "xapp-", ALNUM + "-", 92),
+    ("grafana_service_account_token", "glsa_", ALNUM + "_", 41),
+    ("grafana_cloud_api_token", "glc_", BASE64, 32),
+    ("heroku_api_key_v2", "HRKU-", URLSAFE, 60),
+    ("databricks_api_token", "dapi", HEX, 32),
+    ("vault_service_token", "hvs.", URLSAFE, 90),
+    ("vault_service_token", "hvb.", URLSAFE, 138),
+    ("age_secret_key", "AGE-SECRET-KEY-1", BECH32_UPPER, 58),
+    ("alibaba_access_key_id", "LTAI", ALNUM, 20),
+    ("artifactory_api_key", "AKCp", ALNUM, 69),
+    ("clojars_api_token", "CLOJARS_", LOWER_ALNUM, 60),
+    ("doppler_api_token", "dp.pt.", ALNUM, 40),
+    ("doppler_api_token", "dp.ct.", ALNUM, 40),
+    ("doppler_api_token", "dp.sa.", ALNUM, 40),
+    ("doppler_api_token", "dp.scim.", ALNUM, 40),
+    ("doppler_api_token", "dp.st.dev.", ALNUM, 40),
+    ("duffel_api_token", "duffel_test_", LOWER_ALNUM + "_-=", 43),
+    ("duffel_api_token", "duffel_live_", LOWER_ALNUM + "_-=", 43),
+    ("dynatrace_api_token", "dt0c01.", UPPER_DIGITS + ".", 89),
+    ("dynatrace_api_token", "dt0s01.", UPPER_DIGITS + ".", 89),
+    ("easypost_api_token", "EZAK", ALNUM, 54),
+    ("easypost_api_token", "EZTK", ALNUM, 54),
+    ("flyio_access_token", "fo1_", URLSAFE, 43),
+    ("flyio_access_token", "fm1a_", BASE64 + "=", 100),
+    ("flyio_access_token", "fm1r_", BASE64 + "=", 100),
+    ("flyio_access_token", "fm2_", BASE64 + "=", 100),
+    ("frameio_api_token", "fio-u-", LOWER_ALNUM + "_-=", 64),
+    ("infracost_api_token", "ico-", ALNUM, 32),
+    ("linear_api_key", "lin_api_", ALNUM, 40),
+    ("openshift_user_token", "sha256~", URLSAFE, 43),
+    ("perplexity_api_key", "pplx-", ALNUM, 48),
+    ("planetscale_password", "pscale_pw_", URLSAFE + ".=", 32),
+    ("planetscale_password", "pscale_tkn_", URLSAFE + ".=", 32),
+    ("planetscale_password", "pscale_oauth_", URLSAFE + ".=", 32),
+    ("postman_api_token", "PMAK-", HEX + "-", 59),
+    ("prefect_api_token", "pnu_", ALNUM, 36),
+    ("pulumi_api_token", "pul-", HEX, 40),
+    ("readme_api_token", "rdme_", LOWER_ALNUM, 70),
+    ("rubygems_api_token", "rubygems_", HEX, 48),
+    ("scalingo_api_token", "tk-us-", URLSAFE, 48),
+    ("sendinblue_api_token", "xkeysib-", LOWER_ALNUM + "-", 81),
+    ("sentry_org_token", "sntrys_", BASE64 + "=_", 180),
+    ("shippo_api_token", "shippo_live_", HEX_UPPER, 40),
+    ("shippo_api_token", "shippo_test_", HEX, 40),
+    ("square_access_token", "sq0atp-", URLSAFE, 22),
+    ("square_access_token", "sq0csp-", URLSAFE, 43),
+    ("square_access_token", "EAAA", URLSAFE, 60),
+    ("new_relic_user_api_key", "NRAK-", UPPER_DIGITS, 27),
+    ("adobe_client_secret", "p8e-", ALNUM, 32),
+    ("atlassian_api_token", "ATATT3", URLSAFE + "=", 186),
+    ("typeform_api_token", "tfp_", LOWER_ALNUM + "-_.=", 59),
+    ("yandex_api_key", "AQVN", URLSAFE, 35),
+    ("settlemint_personal_access_token", "sm_pat_", ALNUM, 16),
+    ("settlemint_personal_access_token", "sm_aat_", ALNUM, 16),
+    ("settlemint_personal_access_token", "sm_sat_", ALNUM, 16),
+    ("intra42_client_secret", "s-s4t2ud-", HEX, 64),
+    ("intra42_client_secret", "s-s4t2af-", HEX, 64),
+    ("onepassword_service_account_token", "ops_eyJ", BASE64 + "=", 250),
+    ("huggingface_org_token", "api_org_", ALNUM[:52], 34),
 ]
 
 
@@ -55,3 +118,23 @@ def test_short_render_key_no_longer_leaks() -> None:
     token = _token("rnd_", ALNUM, 24)
     assert token not in redact(f"RENDER_TOKEN {token}")
     assert "render_api_key" not in [k for k, *_ in find_secrets(_token("rnd_", ALNUM, 23))]
+
+# Rows whose format gives no exact shortest body (a typical length is used above): the
+# prefix rule keeps a lower floor, so a body one character short is still taken.
+NO_EXACT_LENGTH = {
+    ("notion_api_token", "ntn_"),  # "40 or more"
+    ("slack_app_token", "xapp-"),  # segments of varying length
+    ("doppler_api_token", "dp.st.dev."),  # the environment's name comes first
+    ("sentry_org_token", "sntrys_"),  # "about 180 to 250 characters"
+    ("atlassian_api_token", "ATATT3"),  # "a varied API token length"
+}
+
+
+@pytest.mark.parametrize(
+    "kind,prefix,alphabet,length",
+    [row for row in DOCUMENTED if row[:2] not in NO_EXACT_LENGTH],
+    ids=[f"{k}-{p}-{len(a)}" for k, p, a, _ in DOCUMENTED if (k, p) not in NO_EXACT_LENGTH])
+def test_a_body_one_short_is_not_taken(kind: str, prefix: str, alphabet: str,
+                                       length: int) -> None:
+    token = _token(prefix, alphabet, length - 1)
+    assert kind not in [found for found, *_ in find_secrets(f"token {token} here")]

@@ -119,6 +119,7 @@ def test_short_render_key_no_longer_leaks() -> None:
     assert token not in redact(f"RENDER_TOKEN {token}")
     assert "render_api_key" not in [k for k, *_ in find_secrets(_token("rnd_", ALNUM, 23))]
 
+
 # Rows whose format gives no exact shortest body (a typical length is used above): the
 # prefix rule keeps a lower floor, so a body one character short is still taken.
 NO_EXACT_LENGTH = {

@@ -305,6 +305,13 @@ class Log:
         self.handle.flush()
 
 
+def person_targets(vault: Path) -> list[Path]:
+    """The memory notes a person may open. Not dot-files: `rglob("*.md")` also lists a
+    writer's `.ocm-tmp-<pid>-<hex>-<note>.md` while it exists, and a "person" who edited that
+    made the writer fail (a FileNotFoundError naming the temp file once it was renamed)."""
+    return sorted(p for p in (vault / "memories").rglob("*.md") if not p.name.startswith("."))
+
+
 def _person_edit(path: Path, line: str, lock_path: Path) -> bool:
     """A person saves `path` from an editor with one extra section at the end.
 
@@ -417,7 +424,7 @@ def worker_main(config_path: str) -> None:
                 log.write(op=op, tok=tok, rel=rel, agent=own_agent, session=own,
                           ok=done.returncode == 0 and not done.stdout.strip())
             elif op == "person_edit":
-                targets = sorted((repo / VAULT / "memories").rglob("*.md"))
+                targets = person_targets(repo / VAULT)
                 target = rng.choice([repo / VAULT / "sessions" / f"{shared}.md", *targets[:40]])
                 ok = _person_edit(target, f"person {tok}", Path(cfg["person_lock"]))
                 log.write(op=op, tok=tok, rel=target.relative_to(repo / VAULT).as_posix(),

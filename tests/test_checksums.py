@@ -7,6 +7,7 @@ answers with the scores of a clean rebuild."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Callable
@@ -131,10 +132,9 @@ def test_the_table_follows_merges_and_deletes(built: Project) -> None:
     table = checksums.Checksums(index)._table()
     assert set(table) == {p.name for p in index.iterdir() if p.name.startswith("MAIN_")
                           and p.name != "MAIN_WRITELOCK"}
-    for name, (size, crc, inode, mtime) in table.items():
-        st = (index / name).stat()
-        assert checksums.crc_of(str(index / name))[1] == crc
-        assert (st.st_size, st.st_ino, st.st_mtime_ns) == (size, inode, mtime)
+    for name, (size, digest) in table.items():
+        assert checksums.digest_of(str(index / name))[1] == digest
+        assert (index / name).stat().st_size == size
 
 
 def test_a_fresh_cli_search_finds_damage_a_disk_made(
@@ -181,35 +181,58 @@ def test_damaged_vectors_are_embedded_again(project: Project,
     assert rows() == clean and stored.read_bytes() != bytes(data)
 
 
-def test_large_files_are_read_again_only_once_touched(built: Project,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files above FULL_CHECK_BYTES are trusted while their (inode, mtime, size) are those
-    recorded at their write (a fresh process then reads none of them); any write or copy
-    makes the next process read them, and one found whole is recorded under its new
-    (inode, mtime) so the processes after it need not."""
-    monkeypatch.setattr(checksums, "FULL_CHECK_BYTES", 0)  # every file counts as large
+def test_every_process_reads_every_file_once(built: Project,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new process reads every segment file in full once, whatever its (inode, mtime):
+    a long-lived one (the MCP server) does not read them again for each search, only a
+    file whose (inode, mtime, size) changed."""
     index = built.vault.index_dir
     clean = scores(fresh(built))
     read: list[str] = []
-    real_crc = checksums.crc_of
+    real_digest = checksums.digest_of
 
     def counting(path: str):  # noqa: ANN202 - the real function, counted
         read.append(os.path.basename(path))
-        return real_crc(path)
+        return real_digest(path)
 
-    monkeypatch.setattr(checksums, "crc_of", counting)
-    assert scores(fresh(built)) == clean and read == []  # as written: nothing read
+    monkeypatch.setattr(checksums, "digest_of", counting)
+    reopened = fresh(built)
+    assert scores(reopened) == clean
+    listed = set(checksums.Checksums(index)._table())
+    assert len(listed) > 10 and set(read) == listed and len(read) == len(listed)
+    read.clear()
+    assert scores(reopened) == clean and read == []  # the same process: a stat per file
     moved = biggest(index, ".trm")
     copy = moved.with_suffix(".copy")
     copy.write_bytes(moved.read_bytes())
     copy.replace(moved)  # the same bytes under a new inode and mtime
-    reopened = fresh(built)
     assert scores(reopened) == clean and read == [moved.name]
-    assert not [n for n in reopened.notices if "checksum" in n]
-    read.clear()
-    assert scores(fresh(built)) == clean and read == []  # its new (inode, mtime) recorded
-    damaged = biggest(index, ".pst")
-    flip(damaged)
-    after = fresh(built)
-    assert scores(after) == clean and damaged.name in read
-    assert any(damaged.name in n for n in after.notices)
+
+
+def test_a_large_file_damaged_in_place_with_its_mtime_kept_is_never_read(
+        project: Project, keyword_only: None, run_ocm: Callable[..., object]) -> None:
+    """Bits flipped in the middle of a segment file over 1 MiB, its mtime put back (disk
+    rot, or a tool that restores times): the next `ocm search` process finds it and
+    rebuilds, and no answer comes from the damaged file."""
+    rng = random.Random(11)
+    filler = [f"w{n:05d}x" for n in range(20000)]  # many distinct words: large terms/postings
+    for i in range(120):
+        project.remember(" ".join(rng.choice(filler) for _ in range(900))
+                         + f" needle{i % 7}", "context", title=f"bulk {i}",
+                         created=NOW - timedelta(days=i))
+    project.rebuild_index()
+    index = project.vault.index_dir
+    clean = [h.path.name for h in fresh(project).search("needle3")]
+    assert len(clean) > 5
+    large = [p for p in index.iterdir() if p.name.startswith("MAIN_")
+             and p.stat().st_size > (1 << 20)]
+    assert large, sorted((p.name, p.stat().st_size) for p in index.iterdir())
+    damaged = max(large, key=lambda p: p.stat().st_size)
+    flip(damaged, keep_mtime=True)
+    done = run_ocm("search", "needle3", "--json")
+    assert damaged.name in done.stderr and "rebuilt" in done.stderr  # type: ignore[attr-defined]
+    answered = [Path(h["markdown_path"]).name
+                for h in json.loads(done.stdout)]  # type: ignore[attr-defined]
+    assert answered == clean  # the answer of the rebuilt index, not of the damaged file
+    assert not damaged.exists()  # the rebuilt index holds new segments
+    assert [h.path.name for h in fresh(project).search("needle3")] == clean

@@ -8,6 +8,7 @@ every person's edit kept, and the index equal to the files and to a clean rebuil
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -108,3 +109,21 @@ def test_a_save_during_our_fsync_is_merged_not_overwritten(project, monkeypatch)
     text = note.path.read_text(encoding="utf-8")
     assert "my own words" in text
     assert SessionNote(read_document(note.path)).items("work completed") == ["measured hit rate"]
+
+
+def test_a_person_never_opens_a_writers_temp_file(tmp_path: Path) -> None:
+    """Regression (the flake of test_concurrent_writers_lose_and_duplicate_nothing): the
+    simulated person picked notes with `rglob("*.md")`, which also lists a writer's temp
+    file while it exists; editing it raised FileNotFoundError naming `.ocm-tmp-…` once the
+    writer renamed it, and the worker died. Only notes are picked now."""
+    from ocm.vault.atomic import open_new
+
+    folder = tmp_path / "memories" / "gotcha"
+    folder.mkdir(parents=True)
+    note = folder / "cache-key.md"
+    note.write_text("---\nid: g1\n---\n\nbody\n")
+    fd, temp = open_new(folder, note.name)  # a writer between its write and its rename
+    os.close(fd)
+    (folder / ".person-1.tmp").write_text("")
+    assert temp.name.endswith(".md") and temp in sorted(folder.rglob("*.md"))  # the trap
+    assert stress.person_targets(tmp_path) == [note]

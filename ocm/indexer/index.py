@@ -421,7 +421,7 @@ class NoteIndex:
         With a `report`, a damaged saved-postings file is removed (the scorer decodes the
         segment's own postings instead: same scores) and said in its notice; any other
         damaged file: False, the index is rebuilt. What the check found to record (files
-        with no checksum yet, or found whole after a copy) is recorded when no writer
+        with no checksum yet) is recorded when no writer
         holds the index lock."""
         sums = self._manifest.sums
         bad, to_record = sums.check()

@@ -560,7 +560,7 @@ def _check_crcs(stored: zipfile.ZipFile) -> None:
     the file is then made again from the notes. Only when the file is not the one last
     written or checked (its inode, mtime and size, in CHECKED): 11 MB at 10k notes, ~30 ms
     that every fresh process would pay. Bits that rot in place under an unchanged mtime are
-    not seen (as for the large segment files, ocm/indexer/checksums.py)."""
+    not seen here (unlike segment files, read in full by each process: checksums.py)."""
     handle = stored.fp
     assert handle is not None
     for info in stored.infolist():

@@ -15,9 +15,10 @@ define VENV_PYTHON
 	$(PY) -m venv $(VENV)
 endef
 
+# The venv's own pip (>= 22.3 in any Python >= 3.11) installs the editable package: no pip
+# upgrade first, one download and install fewer on a clean clone.
 $(STAMP): pyproject.toml
 	$(VENV_PYTHON)
-	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
@@ -30,10 +31,17 @@ $(DEMO_STAMP): pyproject.toml
 demo: $(DEMO_STAMP)
 	$(BIN)/python scripts/demo.py
 
+# Byte code for ocm/ and bench/ first: the suite starts hundreds of `ocm`/`ocm-hook` processes,
+# and with PYTHONDONTWRITEBYTECODE set each would compile ocm/ again. mypy runs beside pytest
+# (its report follows pytest's); the target fails if either does.
 test: $(STAMP)
 	$(BIN)/ruff check ocm tests tests_e2e bench scripts
-	$(BIN)/mypy
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m compileall -q -j 0 ocm bench
+	@$(BIN)/mypy > $(VENV)/mypy.out 2>&1 & types=$$!; \
+	echo "$(BIN)/python -m pytest -n auto (and $(BIN)/mypy beside it)"; \
+	$(BIN)/python -m pytest -n auto; tests=$$?; \
+	wait $$types; typed=$$?; echo "$(BIN)/mypy:"; cat $(VENV)/mypy.out; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 # The real host programs (npm, cached) against a mock model on 127.0.0.1: tests_e2e/run.py.
 # HOSTS=latest: each host's newest version on npm; HOSTS=claude-code,copilot@latest: some.

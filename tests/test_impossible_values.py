@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,8 @@ import pytest
 from ocm.project import Project
 from ocm.vault.errors import NoteFormatError
 from ocm.vault.markdown import Frontmatter
-from tests.fixtures.hooks.harness import HOOK, clean_env, payload
+from tests.conftest import make_repo
+from tests.fixtures.hooks.harness import HOOK, OCM, clean_env, payload
 
 GOOD = "The staging database is reset every Sunday night"
 
@@ -44,20 +44,6 @@ def vault(project: Project) -> Project:
     return project
 
 
-def _break(project: Project, line: str) -> Path:
-    path = next(p for p in (project.vault.root / "memories").rglob("*.md")
-                if "Retry budget" in p.read_text())
-    key = line.split(":", 1)[0]
-    lines = path.read_text().splitlines()
-    at = next((i for i, text in enumerate(lines) if text.startswith(f"{key}:")), None)
-    if at is None:
-        lines.insert(2, line)  # after `---` and `id:`
-    else:
-        lines[at] = line
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_every_listed_key_is_checked_where_frontmatter_is_parsed() -> None:
     for case, line, field in IMPOSSIBLE:
         with pytest.raises(NoteFormatError) as caught:
@@ -69,30 +55,82 @@ def test_every_listed_key_is_checked_where_frontmatter_is_parsed() -> None:
     assert Frontmatter.parse(good).data["my_own"] == {"any": "thing"}
 
 
+# Commands the read test runs: each must exit 0 without a traceback while the notes are broken.
+READS = [("search", "staging", "database"), ("memories",), ("recall",), ("list",),
+         ("search", "retry", "budget"), ("stale",)]
+# One fact per broken note, unlike enough that no write supersedes another.
+FACTS = ["the payment queue retries three times", "cron wakes the mailer at noon",
+         "uploads above ten megabytes go to the cold bucket", "the search pod keeps two replicas",
+         "invoices are numbered per tenant", "the ledger closes on the fifth",
+         "webhook signatures use the raw body", "the cache warms from the nightly dump",
+         "feature flags reload every minute"]
+
+
+@pytest.fixture(scope="module")
+def broken_reads(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One vault with a good note and one note per impossible value (each indexed before it
+    broke), read once by every command in fresh `ocm` processes: the nine cases share the
+    process starts, and each case then checks its own note in what they printed."""
+    base = tmp_path_factory.mktemp("impossible")
+    env = clean_env(base / "ocm-home", COLUMNS="400")  # tables on one line, titles unwrapped
+    repo = make_repo(base / "proj")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OCM_HOME", env["OCM_HOME"])
+        project = Project.open(cwd=repo)
+        project.init()
+        project.remember(f"{GOOD}.", "convention", title=GOOD)
+        for (case, _line, _field), fact in zip(IMPOSSIBLE, FACTS, strict=True):
+            project.remember(f"Broken soon: {fact}.", "gotcha", title=f"Retry budget {case}")
+        # an index that held every note before it broke
+        assert len(project.search("retry budget", limit=20)) == len(IMPOSSIBLE)
+        broken = {case: _break(project, line, f"Retry budget {case}")
+                  for case, line, _field in IMPOSSIBLE}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([OCM, *args], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    return {"broken": broken, "status": run("status", "--json"),
+            "doctor": run("doctor", "--json"), "reads": {args: run(*args) for args in READS},
+            "found": run("search", "retry", "budget", "--json")}
+
+
+def _break(project: Project, line: str, title: str = "Retry budget") -> Path:
+    path = next(p for p in (project.vault.root / "memories").rglob("*.md")
+                if f"title: {title}\n" in p.read_text())
+    key = line.split(":", 1)[0]
+    lines = path.read_text().splitlines()
+    at = next((i for i, text in enumerate(lines) if text.startswith(f"{key}:")), None)
+    if at is None:
+        lines.insert(2, line)  # after `---` and `id:`
+    else:
+        lines[at] = line
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 @pytest.mark.parametrize(("case", "line", "field"), IMPOSSIBLE, ids=[c[0] for c in IMPOSSIBLE])
-def test_read_commands_skip_the_note_and_name_it(
-        vault: Project, run_ocm: Callable[..., subprocess.CompletedProcess[str]],
-        monkeypatch: pytest.MonkeyPatch, case: str, line: str, field: str) -> None:
-    monkeypatch.setenv("COLUMNS", "400")  # tables on one line each, titles unwrapped
-    broken = _break(vault, line)
-    status = run_ocm("status", "--json")
-    report = json.loads(status.stdout)
-    text = json.dumps(report)
-    assert broken.name in text and field in text
-    doctor = run_ocm("doctor", "--json", check=False)
+def test_read_commands_skip_the_note_and_name_it(broken_reads: dict[str, Any], case: str,
+                                                 line: str, field: str) -> None:
+    broken: Path = broken_reads["broken"][case]
+    assert line in broken.read_text()
+    status = broken_reads["status"]
+    assert status.returncode == 0, status.stderr
+    named = [why for where, why in json.loads(status.stdout)["broken_notes"].items()
+             if broken.name in where]
+    assert len(named) == 1 and field in named[0], named
+    doctor = broken_reads["doctor"]
     assert "Traceback" not in doctor.stderr
     rows = [row for row in json.loads(doctor.stdout) if broken.name in row["what"]]
     assert len(rows) == 1 and rows[0]["status"] == "fail" and field in rows[0]["detail"]
-    for args in (("search", "staging", "database"), ("memories",), ("recall",), ("list",),
-                 ("search", "retry", "budget"), ("stale",)):
-        done = run_ocm(*args, check=False)
+    for args, done in broken_reads["reads"].items():
         assert done.returncode == 0, (args, done.stderr)
         assert "Traceback" not in done.stderr, args
         if args[0] in ("search", "memories", "recall") and "retry" not in args:
             assert GOOD in done.stdout, args
-    memories = run_ocm("memories").stdout
+    memories = broken_reads["reads"][("memories",)].stdout
     assert GOOD in memories and "Retry budget" not in memories
-    found = run_ocm("search", "retry", "budget", "--json").stdout
+    found = broken_reads["found"].stdout
     assert "Retry budget" not in found  # the index forgot it once it broke
 
 

@@ -21,6 +21,7 @@ import pytest
 from mcp import Client
 
 from ocm.mcp_server.server import build_server
+from ocm.project import Project
 from ocm.vault.secrets.redact import REDACTION_KINDS, find_secrets, redact
 from tests.test_stress_writers import load_stress
 
@@ -241,10 +242,15 @@ def test_a_secret_typed_into_a_note_never_reaches_the_index(repo: Path,
     full rebuild, edited out again, and a note deleted: `.index/` never holds it."""
     gh, dop = _secret("github_token"), _secret("digitalocean_pat")
     vault = repo / ".openCodeMemory"
-    for i in range(30):
-        assert h.ocm(["remember", f"Fact number {i} about the payment queue", "--type",
-                      "gotcha"], env, repo).returncode == 0
+    # The notes written in process (`ocm remember` itself is tested above); every step that
+    # touches the secret below is a fresh `ocm` process.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OCM_HOME", env["OCM_HOME"])
+        project = Project.open(cwd=repo)
+        for i in range(30):
+            project.remember(f"Fact number {i} about the payment queue", "gotcha")
     notes = sorted((vault / "memories" / "gotcha").glob("*.md"))
+    assert len(notes) == 30
     typed, doomed = notes[0], notes[1]
     original = typed.read_text()
     typed.write_text(original.replace("Fact number 0", f"Fact number 0, CI uses {gh} and zebra"))

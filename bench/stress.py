@@ -1489,7 +1489,7 @@ def more_secret_shapes() -> list[tuple[str, str, str, str]]:
         ("xai_api_key", "grok ", "xa" + "i-" + f(80, alnum, "xai"), " ok"),
         ("replicate_api_token", "replicate ", "r" + "8_" + f(37, alnum, "r8r"), " ok"),
         ("pinecone_api_key", "pinecone ", "pc" + "sk_" + f(5, alnum, "pc1") + "_"
-         + f(60, alnum, "pc2"), " ok"),
+         + f(63, alnum, "pc2"), " ok"),
         ("google_oauth_access_token", "gcloud ", "ya" + "29." + f(120, urlsafe, "y29"), " ok"),
         ("google_oauth_refresh_token", "refresh ", "1/" + "/0" + f(100, urlsafe, "g10"), " ok"),
         ("cloudflare_origin_ca_key", "origin ca ", "v1" + ".0-" + f(24, hexd, "cf1") + "-"

@@ -93,6 +93,49 @@ DOCUMENTED = [
     ("intra42_client_secret", "s-s4t2af-", HEX, 64),
     ("onepassword_service_account_token", "ops_eyJ", BASE64 + "=", 250),
     ("huggingface_org_token", "api_org_", ALNUM[:52], 34),
+    # vendb rows
+    ("gitlab_runner_registration_token", "GR1348941", URLSAFE, 20),
+    ("circleci_personal_token", "CCIPAT_", ALNUM + "_", 62),
+    ("circleci_personal_token", "CCIPAT_", ALNUM + "_", 63),
+    ("circleci_personal_token", "CCIPRJ_", ALNUM + "_", 62),
+    ("buildkite_api_token", "bkua_", HEX, 40),
+    ("buildkite_api_token", "bkua_", ALNUM + ".", 44),
+    ("sourcegraph_access_token", "sgp_", HEX, 40),
+    ("sourcegraph_access_token", "sgp_", HEX + "_", 57),
+    ("netlify_access_token", "nfp_", ALNUM + "_", 36),
+    ("supabase_access_token", "sbp_", HEX, 40),
+    ("supabase_access_token", "sbp_oauth_", HEX, 40),
+    ("neon_api_key", "napi_", ALNUM, 64),
+    ("deno_deploy_token", "ddp_", ALNUM, 36),
+    ("deno_deploy_token", "ddo_", ALNUM, 36),
+    ("tailscale_key", "tskey-api-", ALNUM + "-", 31),
+    ("tailscale_key", "tskey-auth-", ALNUM + "-", 31),
+    ("tailscale_key", "tskey-client-", ALNUM + "-", 31),
+    ("tailscale_key", "tskey-scim-", ALNUM + "-", 31),
+    ("tailscale_key", "tskey-webhook-", ALNUM + "-", 31),
+    ("akamai_client_token", "akab-", ALNUM + "-", 33),
+    ("new_relic_insert_key", "NRII-", URLSAFE, 32),
+    ("langsmith_api_key", "lsv2_pt_", HEX + "_", 43),
+    ("langsmith_api_key", "lsv2_sk_", HEX + "_", 43),
+    ("flutterwave_secret_key", "FLWSECK-", HEX + "-X", 34),
+    ("flutterwave_secret_key", "FLWSECK_TEST-", HEX + "-X", 34),
+    ("contentful_management_token", "CFPAT-", URLSAFE, 43),
+    ("figma_access_token", "figd_", URLSAFE, 40),
+    ("xai_api_key", "xai-", ALNUM + "_", 80),
+    ("replicate_api_token", "r8_", URLSAFE, 37),
+    ("pinecone_api_key", "pcsk_", ALNUM + "_", 69),
+    ("cloudflare_origin_ca_key", "v1.0-", HEX + "-", 171),
+    ("mapbox_secret_token", "sk.eyJ", URLSAFE + ".", 60),
+    ("hubspot_private_app_token", "pat-na1-", HEX + "-", 36),
+    ("hubspot_private_app_token", "pat-eu1-", HEX + "-", 36),
+    ("meta_access_token", "EAA", ALNUM, 101),
+    ("onepassword_secret_key", "A3-", UPPER_DIGITS + "-", 36),
+    ("bitbucket_app_password", "ATBB", ALNUM, 32),
+    ("linear_oauth_token", "lin_oauth_", HEX, 64),
+    ("gitlab_feature_flag_client_token", "glffct-", URLSAFE, 20),
+    ("gitlab_incoming_mail_token", "glimt-", URLSAFE, 25),
+    ("gitlab_kubernetes_agent_token", "glagent-", URLSAFE, 50),
+    ("gitlab_oauth_app_secret", "gloas-", URLSAFE, 64),
 ]
 
 
@@ -129,13 +172,27 @@ NO_EXACT_LENGTH = {
     ("sentry_org_token", "sntrys_"),  # "about 180 to 250 characters"
     ("atlassian_api_token", "ATATT3"),  # "a varied API token length"
 }
+# The one-character-short check: each prefix at its shortest documented body.
+SHORTEST_ROWS = [row for row in DOCUMENTED if row[:2] not in NO_EXACT_LENGTH
+                 and row[3] == min(n for k, p, _, n in DOCUMENTED if (k, p) == row[:2])]
 
 
 @pytest.mark.parametrize(
     "kind,prefix,alphabet,length",
-    [row for row in DOCUMENTED if row[:2] not in NO_EXACT_LENGTH],
-    ids=[f"{k}-{p}-{len(a)}" for k, p, a, _ in DOCUMENTED if (k, p) not in NO_EXACT_LENGTH])
+    SHORTEST_ROWS, ids=[f"{k}-{p}-{len(a)}" for k, p, a, _ in SHORTEST_ROWS])
 def test_a_body_one_short_is_not_taken(kind: str, prefix: str, alphabet: str,
                                        length: int) -> None:
     token = _token(prefix, alphabet, length - 1)
     assert kind not in [found for found, *_ in find_secrets(f"token {token} here")]
+
+
+@pytest.mark.parametrize("kind,prefix,alphabet,length", DOCUMENTED,
+                         ids=[f"{k}-{p}-{len(a)}" for k, p, a, _ in DOCUMENTED])
+def test_every_character_of_the_documented_alphabet_is_taken(kind: str, prefix: str,
+                                                             alphabet: str, length: int) -> None:
+    """The body starts with the alphabet's rarer characters (`_`, `-`, `.`), which a random
+    body may miss: a rule without one of them stops there and leaves the rest."""
+    body = "".join(reversed(alphabet)) * (length // len(alphabet) + 1)
+    token = prefix + body[:length]
+    cleaned = redact(f"TOKEN={token} done")
+    assert cleaned == f"TOKEN=[REDACTED:{kind}] done"

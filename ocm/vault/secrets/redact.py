@@ -110,12 +110,12 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "npm_token": ("npm_",),
     "huggingface_token": ("hf_",),
     "sendgrid_key": ("sg.",),
-    "pypi_token": ("pypi-agei",),
+    "pypi_token": ("pypi-agei", "pypi-agen"),
     "jwt": ("eyj",),
     "bearer_token": ("bearer",),
     "url_credentials": ("://",),
     "curl_auth_user": ("curl",),
-    "netrc_password": ("machine",),
+    "netrc_password": ("machine", "default"),
     "password": ("pass", "pwd", "secret", "token", "key"),
     "prose_secret": ("pass", "pwd", "pin", "secret", "token", "key"),
 }  # fmt: skip
@@ -351,7 +351,8 @@ class _MixedRule(_Rule):
                     and _HAS_LOWER.search(value))
 
 
-_BOT_ID_RE = re.compile(r"(?<![A-Za-z0-9_])[0-9]{8,10}\Z")
+# The bot id stands alone, or follows `bot` as in `https://api.telegram.org/bot<token>/getMe`.
+_BOT_ID_RE = re.compile(r"(?:(?<=bot)|(?<![A-Za-z0-9_]))[0-9]{8,10}\Z")
 
 
 class _TelegramRule(_Rule):
@@ -464,7 +465,9 @@ _RULES: tuple[_Rule, ...] = (
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
     ),
-    _Rule("github_token", _token("gh[pousr]_", "[A-Za-z0-9]{36,}+")),
+    # GitHub's token alphabet is `[A-Za-z0-9_]` (docs/secrets.md): an underscore in the body
+    # must not end the token.
+    _Rule("github_token", _token("gh[pousr]_", "[A-Za-z0-9_]{36,}+")),
     _Rule("github_token", _token("github_pat_", "[A-Za-z0-9_]{30,}+")),
     _Rule("anthropic_key", _token("sk-ant-", "[A-Za-z0-9_-]{20,}+")),
     _OpenAIRule("openai_key", _token("sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+", "A-Za-z0-9_-")),
@@ -507,8 +510,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "azure_sas_token",
-        # The signature of a shared access signature URL (`...&sp=r&sig=...`).
-        _LazyPattern(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/]{20,}+=*+)"),
+        # The signature of a shared access signature URL (`...&sp=r&sig=...`); Logic Apps and
+        # Teams workflow callback URLs sign with base64url (`-`, `_`).
+        _LazyPattern(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/_-]{20,}+=*+)"),
     ),
     # `--password hunter2`, `--token=...`, `-pPASS` of MySQL, `-p PASS` of docker/sshpass.
     _CliSecretRule(
@@ -540,19 +544,23 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _CliSecretRule(
         "netrc_password",
-        _LazyPattern(r"machine[ \t]++\S++\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
+        _LazyPattern(r"(?:machine[ \t]++\S++|default)\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
                    + _CLI_VALUE),
         anchored=True,
     ),
     _Rule("google_api_key", _token("AIza", "[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
-    _Rule("gitlab_token", _token("gl", "(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+")),
+    # A routable token (GitLab 17.x+) carries `.<version>.<crc>` after its payload.
+    _Rule("gitlab_token", _token("gl", "(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}+"
+                                       r"(?:\.[0-9A-Za-z]++){0,2}+")),
     _Rule("npm_token", _token("npm_", "[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
     _Rule("huggingface_token", _token("hf_", "[A-Za-z0-9]{34,}+")),
     _Rule(
         "sendgrid_key",
         _token(r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
     ),
-    _Rule("pypi_token", _token("pypi-", "AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}+")),
+    # Macaroons located at `pypi.org`, or at `test.pypi.org` for TestPyPI.
+    _Rule("pypi_token", _token("pypi-", "AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)"
+                                        "[A-Za-z0-9_-]{50,}+")),
     # The boundary must hold every character of the body, or `_eyJ_eyJ...` is quadratic.
     _Rule("jwt", _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
                         "A-Za-z0-9_-")),
@@ -664,6 +672,8 @@ _B64_KEY_HEADS = ("BSU0EgUFJJVkFURSBLRVkt", "BQUklWQVRFIEtFWS0t", "BFQyBQUklWQVR
                   "BPUEVOU1NIIFBSSVZBVEUgS0VZ", "BFTkNSWVBURUQgUFJJVkFURSBLRVkt",
                   "BEU0EgUFJJVkFURSBLRVkt")
 _ASSIGN = r"[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+# A cookie value (RFC 6265): cookie-octets, bare or inside one pair of double quotes.
+_COOKIE_VALUE = r"(?:\"[^\s;\"'\\,]*+\"|[^\s;\"'\\]*+)"
 
 # Kinds from the vendors' published formats (issue #31), each anchored on a literal.
 _MORE_RULES: tuple[_Rule, ...] = (
@@ -671,8 +681,13 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:SECRET_KEY_BASE|secret_key_base)" + _ASSIGN + r"(?P<s>[0-9a-fA-F]{64,}+)"),
           keywords=("secret_key_base",)),
     _Rule("laravel_app_key", _LazyPattern(
-        r"(?:APP_KEY|app_key|app\.key)" + _ASSIGN + r"(?P<s>base64:[A-Za-z0-9+/]{32,}+=*+)"),
+        r"(?:APP_KEY|app_key|app\.key)" + _ASSIGN + r"(?P<s>base64:[A-Za-z0-9+/]{22,}+=*+)"),
           keywords=("base64:",)),
+    # `APP_PREVIOUS_KEYS="base64:...,base64:..."`: every key of the list, commas included.
+    _Rule("laravel_app_key", _LazyPattern(
+        r"APP_PREVIOUS_KEYS" + _ASSIGN
+        + r"(?P<s>base64:[A-Za-z0-9+/]{22,}+=*+(?:,[ \t]*+base64:[A-Za-z0-9+/]{22,}+=*+)*+)"),
+          keywords=("app_previous_keys",)),
     _Rule("datadog_key", _LazyPattern(
         r"(?:DD|DATADOG|dd|datadog)[_-](?:APP|APPLICATION|API|app|application|api)[_-]"
         r"(?:KEY|key|Key)" + _ASSIGN + r"(?P<s>[0-9a-fA-F]{32,40})(?![0-9A-Za-z])"),
@@ -684,7 +699,7 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:ALGOLIA|Algolia|algolia)[A-Za-z_-]{0,30}?(?:KEY|Key|key)" + _ASSIGN
         + r"(?P<s>[0-9a-f]{32})(?![0-9A-Za-z])"), keywords=("algolia",)),
     _Rule("azure_devops_pat", _LazyPattern(
-        r"(?<![A-Za-z0-9])[A-Za-z0-9]{52}JQQJ99[A-Za-z0-9]{18}AZDO[A-Za-z0-9]{4}"
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}"
         r"(?![A-Za-z0-9])"), keywords=("azdo",)),
     _Rule("azure_devops_pat", _LazyPattern(
         r"(?:AZURE_DEVOPS|AZDO|ADO|VSTS|SYSTEM_ACCESSTOKEN)[A-Z_]{0,30}+" + _ASSIGN
@@ -701,19 +716,28 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"ocp-apim-subscription-key|x-functions-key|X-Functions-Key)"
         r"[ \t]*+:[ \t]*+(?P<s>[A-Za-z0-9_.~+/=-]{16,}+)"),
           keywords=("api-key", "subscription-key", "functions-key")),
+    # In `Cookie: a=1; sid=…` any pair may carry the session (RFC 6265 lets a value be
+    # double-quoted), so the header counts when one of its values has 8 characters or more.
+    # The look-ahead is bounded so that `cookie:x;cookie:x;...` stays linear.
     _Rule("cookie", _LazyPattern(
-        r"(?:Cookie|cookie|COOKIE)[ \t]*+:[ \t]*+(?P<s>[A-Za-z0-9_.~%!#$&*+^|-]++="
-        r"[^\s;\"'\\]{8,}+(?:;[ \t]*+[^\s=;\"'\\]++=[^\s;\"'\\]*+)*+)"),
+        r"(?:Cookie|cookie|COOKIE)[ \t]*+:[ \t]*+(?P<s>"
+        r"(?=(?:[^\s;]{0,400}+;[ \t]*+){0,40}?[^\s;=]{0,400}+="
+        r"(?:\"[^\s;\"'\\,]{8,}+\"|[^\s;\"'\\]{8}))"
+        r"[A-Za-z0-9_.~%!#$&*+^|-]++=" + _COOKIE_VALUE
+        + r"(?:;[ \t]*+[^\s=;\"'\\]++=" + _COOKIE_VALUE + r")*+)"),
           keywords=("cookie",)),
     _Rule("cookie", _LazyPattern(
         r"(?:-b(?<=[ \t]-b)|--cookie(?<=[ \t]--cookie))[ \t]++[\"']?(?P<s>[A-Za-z0-9_.~%-]++="
         r"[^\s;\"']{8,}+(?:;[ \t]*+[^\s=;\"']++=[^\s;\"']*+)*+)"), keywords=("-b", "--cookie")),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass|--askpass)[ \t]++" + _CLI_VALUE),
+        r"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]++" + _CLI_VALUE),
                    keywords=("redis-cli",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"-pass(?:in|out)?[ \t]++pass:" + _CLI_VALUE.replace("{4,}", "{1,}")),
+        r"-pass(?:in|out|word)?[ \t]++[\"']?pass:" + _CLI_VALUE.replace("{4,}", "{1,}")),
                    keywords=("pass:",)),
+    _CliSecretRule("cli_password", _LazyPattern(
+        r"openssl\b[^\n|;&]*?[ \t]-k[ \t]++" + _CLI_VALUE),
+                   keywords=("openssl",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
         r"(?:az|AZ)[ \t]++login\b[^\n|;&]*?[ \t]-p[ \t]++" + _CLI_VALUE),
                    keywords=("az ",), anchored=True),
@@ -721,21 +745,28 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:sqlplus|SQLPLUS|sqlldr|expdp|impdp|rman)(?:[ \t]++-[A-Za-z]++)*+[ \t]++[\"']?"
         r"[A-Za-z0-9_$#.]++/(?P<s>[^\s@/\\\"']{3,}+)(?=@|[\s\"']|\Z)"),
           keywords=("sqlplus", "sqlldr", "expdp", "impdp", "rman")),
+    # SQL*Plus's own `CONN[ECT] user/password[@connect_identifier]`, alone on its line; a
+    # password of letters only counts before `@` (`Connect client/server` is prose).
+    _Rule("cli_password", _LazyPattern(
+        r"(?m)^[ \t]*+(?:SQL>[ \t]*+)?(?:CONN|conn|Conn)(?:ECT|ect)?[ \t]++[A-Za-z0-9_$#.]++/"
+        r"(?P<s>(?:(?=[^\s@/\\\"';]*+@)|(?=[A-Za-z_]*+[^A-Za-z_\s@/\\\"';]))"
+        r"[^\s@/\\\"';]{3,}+)"
+        r"(?=@|[ \t]*+;?[ \t]*+(?:\r?\n|\Z)|[ \t]++(?:AS|as)[ \t])"), keywords=("conn",)),
     _Rule("pgpass_password", _LazyPattern(
         r"(?m)(?:^|(?<=[\s\"'>]))[A-Za-z0-9_.*-]++:(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]++:"
-        r"[A-Za-z0-9_.@*-]++:(?P<s>(?=[0-9a-fA-F]*+[^\s\"':0-9a-fA-F])[^\s\"':]{4,}+)"
+        r"[A-Za-z0-9_.@*-]++:(?P<s>(?=[0-9a-fA-F]*+[^\s\"':0-9a-fA-F])(?:[^\s\"':\\]|\\\S){4,}+)"
         r"(?=[\s\"']|\Z)"), keywords=()),
     _Rule("npm_auth", _LazyPattern(
         r"(?:_auth(?<![^\s:\"']_auth)(?:Token)?|_password(?<![^\s:\"']_password))"
-        r"=[\"']?(?P<s>[^\s\"']{8,}+)"),
+        r"=[\"']?(?!\$\{)(?P<s>[^\s\"']{8,}+)"),
           keywords=("_auth", "_password")),
     _Rule("docker_auth", _LazyPattern(
         r"\"(?:auth|identitytoken|registrytoken)\"[ \t]*+:[ \t]*+"
         r"\"(?P<s>[A-Za-z0-9+/=._-]{8,}+)\""),
           keywords=('"auth"', '"identitytoken"', '"registrytoken"')),
     _Rule("docker_auth", _LazyPattern(
-        r"\.dockerconfigjson[\"']?[ \t]*+:[ \t]*+[\"']?(?P<s>[A-Za-z0-9+/=]{16,}+)"),
-          keywords=(".dockerconfigjson",)),
+        r"\.docker(?:configjson|cfg)[\"']?[ \t]*+:[ \t]*+[\"']?(?P<s>[A-Za-z0-9+/=]{16,}+)"),
+          keywords=(".dockerconfigjson", ".dockercfg")),
     _Rule("docker_auth", _token("eyJhdXRocyI6", r"[A-Za-z0-9+/=]{8,}+", "A-Za-z0-9+/"),
           keywords=("eyjhdxrocyi6",)),
     _Rule("private_key", _LazyPattern(
@@ -750,7 +781,8 @@ _MORE_RULES: tuple[_Rule, ...] = (
     _Rule("kubernetes_secret", _LazyPattern(
         r"--from-literal=[^=\s]++=[\"']?(?P<s>[^\s\"']{4,}+)"), keywords=("--from-literal",)),
     _Rule("discord_webhook", _LazyPattern(
-        r"discord(?:app)?\.com/api/webhooks/(?P<s>[0-9]{17,20}/[A-Za-z0-9_-]{60,}+)"),
+        r"discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/"
+        r"(?P<s>[0-9]{17,20}/[A-Za-z0-9_-]{60,}+)"),
           keywords=("discord",)),
     _Rule("teams_webhook", _LazyPattern(
         r"(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/"
@@ -767,7 +799,9 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
           keywords=("apa91b",)),
     _Rule("wandb_api_key", _LazyPattern(
-        r"(?:wandb[ \t]++login(?:[ \t]++--[a-z-]++)*+[ \t]++|WANDB_API_KEY" + _ASSIGN + r")"
+        r"(?:wandb[ \t]++login(?:[ \t]++--(?:host|base-url)(?:=|[ \t]++)[^\s\"']++"
+        r"|[ \t]++--[a-z-]++(?:=[A-Za-z]++)?)*+[ \t]++|WANDB_API_KEY" + _ASSIGN
+        + r"|wandb\.login\([^)\n]*?key[ \t]*+=[ \t]*+[\"'])"
         r"(?P<s>(?:local-)?[0-9a-f]{40,}+)"), keywords=("wandb",)),
     _KaggleRule("kaggle_key", _LazyPattern(
         r"(?:\"key\"[ \t]*+:[ \t]*+\"|KAGGLE_KEY" + _ASSIGN + r")(?P<s>[0-9a-f]{32})"

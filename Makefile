@@ -15,10 +15,9 @@ define VENV_PYTHON
 	$(PY) -m venv $(VENV)
 endef
 
-# The venv's own pip (>= 22.3 in any Python >= 3.11) installs the editable package: no pip
-# upgrade first, one download and install fewer on a clean clone.
 $(STAMP): pyproject.toml
 	$(VENV_PYTHON)
+	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 

@@ -57,7 +57,7 @@ def thresholds_off() -> None:
 
     relevance.MIN_COSINE = relevance.MIN_COSINE_PARAGRAPH = -1.0
     relevance.MIN_SIMILARITY = relevance.MIN_SIMILARITY_PARAGRAPH = -1.0
-    relevance.MIN_MASS = relevance.MIN_COVERAGE = 0.0
+    relevance.MIN_MASS = relevance.MIN_COVERAGE = relevance.MIN_FAMILIAR = 0.0
 
 
 def features(hit: Any, top: float, relevant: set[str], to_doc: dict[str, str]) -> dict:

@@ -262,3 +262,61 @@ def test_an_unknown_word_carries_no_meaning(project: Project) -> None:
     # A known word's near twin still counts: the README's one-note example.
     project.remember("Our cat sleeps on the radiator", "context")
     assert "Our cat sleeps on the radiator" in [h.title for h in project.search("the kitten")]
+
+
+PLOTTING = [
+    ("Colorbar ticks on log norms", "Colorbar.update_ticks raised ValueError when the norm was "
+     "LogNorm and vmin was zero; the fix clips vmin first, before computing tick locations.",
+     ["lib/plotlib/colorbar.py"]),
+    ("Twin axes share the x limits", "Axes.twinx creates a sibling axes sharing the x axis; "
+     "set_xlim on either updates both through the shared Grouper.", ["lib/plotlib/axes.py"]),
+    ("Legend handles for scatter", "Legend builds a list of PathCollection handles, one for "
+     "each scatter call; markersize comes from the sizes array, which cannot be empty.",
+     ["lib/plotlib/legend.py"]),
+    ("Savefig dpi", "Figure.savefig takes the dpi from rcParams unless passed; the Agg "
+     "canvas renders at that dpi and works without a display.", ["lib/plotlib/figure.py"]),
+    ("Imshow extent", "imshow with an explicit extent flips the origin when origin is lower; "
+     "the numpy array is not copied.", ["lib/plotlib/image.py"]),
+]
+# Another project's issue: it raises ValueError, uses numpy arrays and talks of values
+# and limits as the plotting notes do, and names its own things (QuerySet, annotate,
+# Subquery, OuterRef), which no note here holds.
+ELSEWHERE_ISSUE = (
+    "QuerySet.annotate() with a Subquery over OuterRef raises ValueError when the values "
+    "come from a numpy array in an ArrayField: select_related and prefetch_related pass the "
+    "array through unchanged and psycopg2 cannot adapt it on PostgreSQL. The values should "
+    "be converted to a list first, as before the update; with a zero in the array it "
+    "works. Traceback ends in db/models/sql/compiler.py.")
+
+
+@pytest.fixture
+def plotting(project: Project) -> Project:
+    for title, content, files in PLOTTING:
+        project.remember(content, "bug_fix", title=title, files=files)
+    return project
+
+
+def test_a_pasted_issue_of_another_project_sharing_plain_words_gets_nothing(
+        plotting: Project) -> None:
+    """A hit holding one of the issue's identifiers (`ValueError`) used to answer it: the
+    vault holds the issue's plain words but none of its uncommon ones."""
+    assert len(ELSEWHERE_ISSUE.split()) > 20
+    assert plotting.search(ELSEWHERE_ISSUE) == []
+    from ocm.indexer import relevance
+
+    relevance.MIN_FAMILIAR, kept = 0.0, relevance.MIN_FAMILIAR
+    try:
+        assert plotting.search(ELSEWHERE_ISSUE)  # what words and meaning alone answered
+    finally:
+        relevance.MIN_FAMILIAR = kept
+
+
+def test_a_pasted_issue_of_this_project_is_answered(plotting: Project) -> None:
+    issue = ("After upgrading, a colorbar on a LogNorm image shows no ticks at all and "
+             "update_ticks raises ValueError once vmin is zero; the image itself draws "
+             "fine with imshow and the same norm. Expected ticks at the powers of ten, "
+             "as before the upgrade.")
+    assert len(issue.split()) > 20
+    hits = plotting.search(issue)
+    assert hits and hits[0].title == "Colorbar ticks on log norms"
+    assert hits[0].familiar is not None and hits[0].familiar >= 0.25

@@ -73,6 +73,8 @@ class Hit:
     close: bool = False
     mass: float | None = None
     idents: int = 0
+    # A pasted paragraph's `ontopic.familiarity` in this vault (the same on each hit).
+    familiar: float | None = None
     whole: bool | None = None
     fusion: dict[str, Any] | None = field(default=None, repr=False)
     # "words", "meaning" or "both" on the hits of a search (None in a listing), and the

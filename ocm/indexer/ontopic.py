@@ -44,6 +44,15 @@ MAX_SENTENCES = 8
 
 # Shorter words with parts (`3.9`, `a_b`) are not counted as a paragraph's identifiers.
 MIN_IDENTIFIER = 4
+# `familiarity`: a word that is one of the embedding vocabulary's first COMMON_PIECES pieces
+# is common (its ids run roughly from frequent to rare); a word as written in the paragraph
+# is its surface with the punctuation around it stripped (MAX_SURFACE characters and longer
+# count as uncommon unsplit). MIN_BASE keeps a vault holding almost none of the common
+# words from making every uncommon one it holds count for much.
+COMMON_PIECES = 8000
+SURFACE_PUNCTUATION = "`'\",.:;()[]{}<>!?*"
+MAX_SURFACE = 100
+MIN_BASE = 0.05
 
 
 def query_words(text: str) -> list[tuple[str, ...]]:
@@ -77,19 +86,24 @@ def identifiers(words: list[tuple[str, ...]]) -> list[str]:
 
 
 def word_mass(scorer: Any, words: list[tuple[str, ...]], fields: tuple[str, ...],
-              docs: Iterable[int]) -> dict[int, float]:
-    """Global doc number -> the share (0..1) of the query's idf-weighted words the doc
-    holds (a word held only by a part counts half, as in `relevance.coverage`)."""
+              docs: Iterable[int]) -> tuple[dict[int, float], set[str]]:
+    """(global doc number -> the share (0..1) of the query's idf-weighted words the doc
+    holds (a word held only by a part counts half, as in `relevance.coverage`), the terms
+    some note of the vault holds)."""
     docs = list(dict.fromkeys(docs))
     total = max(scorer.searcher.doc_count(), 1)
     held: dict[str, tuple[float, Any]] = {}
+    somewhere: set[str] = set()
     for term in {t for word in words for t in word}:
         mask = scorer.holders(term, fields)
-        held[term] = (_idf(int(mask.sum()), total), mask)
+        count = int(mask.sum())
+        held[term] = (_idf(count, total), mask)
+        if count:
+            somewhere.add(term)
     weights = [max(held[t][0] for t in word) for word in dict.fromkeys(words)]
     whole = sum(weights)
     if whole <= 0:
-        return dict.fromkeys(docs, 0.0)
+        return dict.fromkeys(docs, 0.0), somewhere
     out: dict[int, float] = {}
     for doc in docs:
         got = 0.0
@@ -99,7 +113,38 @@ def word_mass(scorer: Any, words: list[tuple[str, ...]], fields: tuple[str, ...]
             elif any(held[t][1][doc] for t in word[1:]):
                 got += 0.5 * weight
         out[doc] = got / whole
-    return out
+    return out, somewhere
+
+
+def familiarity(text: str, words: list[tuple[str, ...]], somewhere: set[str]) -> float | None:
+    """How familiar a pasted paragraph's uncommon words are to the vault: the share of them
+    that some note holds over the share of its common words some note holds (a vault of
+    few notes holds few words of either kind). Common: one piece of the embedding
+    vocabulary among its COMMON_PIECES first (`remove`, `check`, `array`); uncommon: more
+    pieces or a later one (`numpy`, `contour`, `queryset`). Another project's issue names
+    that project's things, which the vault does not hold, in plain words it does. None
+    without the embedding model or with no uncommon word."""
+    from .embed import embedder
+
+    model, _ = embedder()
+    if model is None:
+        return None
+    tokenizer = model.tokenizer()
+    surfaces: dict[str, str] = {}
+    for raw in text.split():
+        raw = raw.strip(SURFACE_PUNCTUATION)
+        for word in word_terms(raw):
+            surfaces.setdefault(word[0], raw)
+    common, uncommon = [], []
+    for word in dict.fromkeys(words):
+        surface = surfaces.get(word[0], word[0])
+        pieces = tokenizer.encode(surface) if len(surface) < MAX_SURFACE else ()
+        kind = common if len(pieces) == 1 and pieces[0] <= COMMON_PIECES else uncommon
+        kind.append(word[0] in somewhere)
+    if not uncommon:
+        return None
+    base = sum(common) / len(common) if common else 1.0
+    return (sum(uncommon) / len(uncommon)) / max(base, MIN_BASE)
 
 
 def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
@@ -118,13 +163,18 @@ def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
             if hit.explain is not None:
                 hit.explain["coverage"] = round(shares[number], 4)
     else:
-        masses = word_mass(scorer, words, fields, numbers)
+        masses, somewhere = word_mass(scorer, words, fields, numbers)
+        # Asked only where meaning ran: with meaning off a paragraph's hits are kept as they are.
+        familiar = (familiarity(text, words, somewhere)
+                    if any(hit.cosine is not None for hit in hits) else None)
         held = [scorer.holders(term, (*fields, "files")) for term in identifiers(words)]
         for hit, number in zip(hits, numbers, strict=True):
             hit.mass = masses[number]
             hit.idents = sum(1 for mask in held if mask[number])
+            hit.familiar = familiar
             if hit.explain is not None:
-                hit.explain.update(mass=round(masses[number], 4), identifiers=hit.idents)
+                hit.explain.update(mass=round(masses[number], 4), identifiers=hit.idents,
+                                   familiar=None if familiar is None else round(familiar, 4))
     whole = one_identifier(text, paths)
     if whole is not None:
         holding = scorer.holders(whole, (*fields, "files"))

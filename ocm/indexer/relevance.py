@@ -59,7 +59,7 @@ MIN_MASS = 0.3
 # A pasted paragraph is answered only when the vault holds its uncommon words at least this
 # fraction as often as its common ones (`ontopic.familiarity`): on SWE-bench another
 # repository's issue gets nothing 17 % -> 27 % of the time for 0.003 in-group nDCG@10
-# (stricter costs more: 0.3 -> 36 % for 0.013, 0.5 -> 77 % for 0.14; bench/README.md).
+# (stricter costs more: 0.3 -> 36 % for 0.013, 0.5 -> 77 % for 0.14; docs/decisions.md).
 MIN_FAMILIAR = 0.25
 FULL_COVERAGE = 1.0 - 1e-9  # holds the query's most telling word (float sums aside)
 
@@ -132,9 +132,9 @@ def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
         # A pasted paragraph is answered or not as a whole: when one hit is on topic its
         # ranking stands as it is (dropping the others cost in-group SWE-bench 0.005 nDCG@10
         # for one point of cross-repository "nothing", docs/decisions.md).
-        familiar = hits[0].familiar
-        answered = (familiar is None or familiar >= MIN_FAMILIAR) and any(
-            on_topic_by_words(hit) or hit.close for hit in hits)
+        # It is asked of each hit's own vault (a search may span the user's vault too).
+        answered = any((hit.familiar is None or hit.familiar >= MIN_FAMILIAR)
+                       and (on_topic_by_words(hit) or hit.close) for hit in hits)
         return lambda hit: answered
 
     def relevant(hit: Any) -> bool:

@@ -135,7 +135,8 @@ def familiarity(text: str, words: list[tuple[str, ...]], somewhere: set[str]) ->
         raw = raw.strip(SURFACE_PUNCTUATION)
         for word in word_terms(raw):
             surfaces.setdefault(word[0], raw)
-    common, uncommon = [], []
+    common: list[bool] = []
+    uncommon: list[bool] = []
     for word in dict.fromkeys(words):
         surface = surfaces.get(word[0], word[0])
         pieces = tokenizer.encode(surface) if len(surface) < MAX_SURFACE else ()

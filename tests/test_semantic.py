@@ -358,3 +358,42 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
         assert cosines.dtype == np.float32 and cosines.shape == (len(rows),)
         assert np.array_equal(cosines, np.concatenate(
             [store.matrix[start:start + 64] @ query for start in range(0, len(rows), 64)]))
+
+
+def test_texts_embedded_together_are_the_floats_of_each_alone(tmp_path) -> None:
+    """`_lean` gathers all texts' token rows at once and adds short texts a length at a
+    time: every row must be, bit for bit, the mean of its tokens' rows added in order (the
+    way one text alone was embedded), whatever it is batched with."""
+    import numpy as np
+
+    model, why = embed._load()
+    assert model is not None, why
+    words = " ".join(_texts()).split()
+    texts = ["", "a", "   ", *words[:400], *_texts()[:20], "", "x" * 30]
+    tokenizer = model.tokenizer(tmp_path)
+    top = model.matrix.shape[0] - 1
+    lean = model._lean(texts, tmp_path)
+    counts = set()
+    for row, text in enumerate(texts):
+        ids = np.minimum(np.asarray(tokenizer.encode(text), dtype=np.int64), top)
+        counts.add(len(ids))
+        alone = (model.matrix[ids].astype(np.float32).sum(axis=0) / len(ids) if len(ids)
+                 else np.zeros(embed.DIM, dtype=np.float32))
+        assert lean[row].tobytes() == alone.tobytes(), text
+    # short texts of several lengths and long ones were both taken
+    assert {0, 1, 2, 3}.issubset(counts) and max(counts) > embed.SHORT_TOKENS
+
+
+def test_a_short_text_remembered_by_the_tokenizer_is_not_changed_by_its_caller(tmp_path) -> None:
+    from ocm.indexer.bpe import TooLong
+
+    model, why = embed._load()
+    assert model is not None, why
+    tokenizer = model.tokenizer(tmp_path)
+    first = tokenizer.encode("radiator")
+    first.append(-1)  # the caller's list, not the one remembered
+    assert tokenizer.encode("radiator") == first[:-1]
+    # A text whose word is longer than the limit is refused, not remembered as short.
+    with pytest.raises(TooLong):
+        tokenizer.encode("zqxjkvbwplm", 5)
+    assert "zqxjkvbwplm" not in tokenizer._short

@@ -34,6 +34,9 @@ from ocm.vault.atomic import atomic_write_bytes
 _SEGMENT = re.compile("▁*[^▁]*")
 # Merging is quadratic in a segment's length; longer segments are left to the real tokenizer.
 MAX_SEGMENT = 400
+# Texts of at most SHORT_TEXT characters are remembered whole (SHORT_TEXTS_KEPT at most).
+SHORT_TEXT = 48
+SHORT_TEXTS_KEPT = 200_000
 TABLE_VERSION = 1
 SHIFT = 1 << 17  # token ids and merge ranks both fit below this
 
@@ -51,6 +54,8 @@ class Tokenizer:
         self._bytes = byte_ids
         self._split = re.compile("(" + "|".join(re.escape(s) for s in special) + ")")
         self._seen: dict[str, list[int]] = {}
+        # Whole short texts (a note's words, which a search embeds one by one) -> their ids.
+        self._short: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_json(cls, path: Path) -> Tokenizer:
@@ -99,6 +104,11 @@ class Tokenizer:
     def encode(self, text: str, max_segment: int | None = MAX_SEGMENT) -> list[int]:
         """Token ids of `text`, as WordLlama's tokenizer gives them (no special tokens);
         TooLong for a segment over `max_segment` characters (None: no limit)."""
+        short = len(text) <= SHORT_TEXT and (max_segment is None or len(text) < max_segment)
+        if short:
+            known = self._short.get(text)
+            if known is not None:
+                return list(known)
         ids: list[int] = []
         for piece in self._split.split(text) if self.special else [text]:
             if piece in self.special:
@@ -107,6 +117,10 @@ class Tokenizer:
                 for segment in _SEGMENT.findall("▁" + piece.replace(" ", "▁")):
                     if segment:
                         ids.extend(self._segment(segment, max_segment))
+        if short:
+            if len(self._short) >= SHORT_TEXTS_KEPT:
+                self._short.clear()
+            self._short[text] = tuple(ids)
         return ids
 
     def _segment(self, segment: str, max_segment: int | None) -> list[int]:

@@ -909,8 +909,9 @@ class Project:
         """Every active memory whose files changed since its `git_sha`, newest first; read
         from the notes themselves (complete, no index limit)."""
         from ocm.vault.git.staleness import memory_staleness
+        from ocm.vault.memories import MemoryNote
 
-        out: list[dict[str, Any]] = []
+        out: list[tuple[float, dict[str, Any]]] = []  # (when it changed, the true instant; row)
         for vault in self._vaults(scope):
             if vault.scope != "project":
                 continue
@@ -924,7 +925,9 @@ class Project:
                 fm = doc.frontmatter.data
                 changed = memory_staleness(vault.project_root, fm)
                 if changed:
-                    out.append({"id": str(fm.get("id") or path.stem),
+                    at = MemoryNote(doc).updated_at
+                    out.append((at.timestamp() if at else 0.0, {
+                                "id": str(fm.get("id") or path.stem),
                                 "type": str(fm.get("type") or ""),
                                 "title": str(fm.get("title") or ""),
                                 "project": vault.project,
@@ -932,9 +935,10 @@ class Project:
                                 "updated": _json_safe(fm.get("updated") or fm.get("created")
                                                       or ""),
                                 "files": [str(f) for f in fm.get("files") or []],
-                                "changed_files": changed, "markdown_path": str(path.resolve())})
-        out.sort(key=lambda r: r["updated"], reverse=True)
-        return out
+                                "changed_files": changed,
+                                "markdown_path": str(path.resolve())}))
+        out.sort(key=lambda pair: pair[0], reverse=True)
+        return [row for _, row in out]
 
     # -- recall -------------------------------------------------------------------
     def recall(self, query: str | None = None, budget: int = 6000, fmt: str = "prompt",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer.hits import Hit
 from ocm.indexer.recall import build_brief
+from ocm.vault.clock import local_time
 from ocm.vault.duplicates import one_per_id
 from ocm.vault.errors import OcmError
 from ocm.vault.folder import read_document
@@ -58,7 +59,7 @@ def _memory_hits(vault: Vault, types: tuple[str, ...] = RECALL_ORDER) -> tuple[l
             hits.append(Hit(
                 id=note.id or path.stem, kind="memory", type=note.type, title=note.title or
                 content[:120], status=note.status, tool="", scope=note.scope,
-                date=note.updated or note.created, path=path.resolve(),
+                date=local_time(note.updated_at), path=path.resolve(),
                 meta={"snippet": content[:SNIPPET_CHARS], "files": note.str_list("files"),
                       "importance": note.importance,
                       "git_sha": str(note.fm.get("git_sha") or "")}))

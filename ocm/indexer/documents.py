@@ -89,7 +89,7 @@ def memory_fields(doc: Document, fallback_id: str, scope: str) -> dict[str, Any]
     fm = note.fm
     files = note.str_list("files")
     content = note.content
-    created = note.created
+    created = note.created_at  # the true instant: right across time-zone changes
     title = note.title[:MAX_TITLE_CHARS]
     meta = {
         "title": title[:SHOWN_TITLE_CHARS] or content.split("\n")[0][:120], "files": files[:20],

@@ -22,7 +22,7 @@ TEXT_KEYS = frozenset({
 # Links: a `[[id]]` written without quotes is read by YAML as a nested list (links.unlink).
 LINK_KEYS = frozenset({"session", "supersedes", "superseded_by", "transcript"})
 DATE_KEYS = frozenset({"created", "updated", "started_at", "started_at_utc", "ended_at",
-                       "updated_at"})
+                       "updated_at", "created_utc", "updated_utc"})
 LIST_KEYS = frozenset({"tags", "files"})
 COUNT_KEYS = frozenset({"reads", "edits", "turns", "chars", "cut_turns", "offset"})
 IMPORTANCE_RANGE = (1, 10)

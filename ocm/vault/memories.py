@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .clock import parse_timestamp
+from .clock import instant, parse_timestamp, utc_timestamp
 from .errors import InvalidInput
 from .links import unlink
 from .markdown import Block, Document
@@ -41,9 +41,12 @@ RECALL_ORDER = ("identity", "principle", "preference", "lesson", "gotcha", "deci
                 "procedure", "context")
 FRONTMATTER_ORDER = [
     "id", "type", "title", "status", "scope", "key", "importance", "files", "tags", "session",
-    "author", "origin_type", "created", "updated", "git_sha", "supersedes", "superseded_by",
-    "resolution",
+    "author", "origin_type", "created", "created_utc", "updated", "updated_utc", "git_sha",
+    "supersedes", "superseded_by", "resolution",
 ]
+# Stamps written as local time with the same moment in UTC beside (`<key>_utc`): the local
+# time is what Obsidian shows, the UTC one orders records across time-zone changes.
+STAMPS = ("created", "updated")
 DEFAULT_IMPORTANCE = 5
 CAPPED_ORIGINS = {"planning": 5, "investigation": 5}
 MAX_CONTENT_CHARS = 64_000
@@ -186,6 +189,16 @@ class MemoryNote(NoteView):
     def updated(self) -> datetime | None:
         return parse_timestamp(self.fm.get("updated")) or self.created
 
+    @property
+    def created_at(self) -> datetime | None:
+        """When it was made, the true instant (aware, UTC): what orders records."""
+        return instant(self.fm.get("created_utc"), self.fm.get("created"))
+
+    @property
+    def updated_at(self) -> datetime | None:
+        """When it last changed, the true instant (aware, UTC), else `created_at`."""
+        return instant(self.fm.get("updated_utc"), self.fm.get("updated")) or self.created_at
+
     def str_list(self, key: str) -> list[str]:
         value = self.fm.get(key)
         if value is None:
@@ -202,7 +215,12 @@ class MemoryNote(NoteView):
         return "\n".join(lines).strip()
 
     def set(self, key: str, value: Any) -> None:
+        """Set `key`; a stamp (`created`, `updated`) set to a local time also sets its UTC
+        twin, read in the zone this process runs in (`None` clears both)."""
         self.doc.frontmatter.set(key, value, FRONTMATTER_ORDER)
+        if key in STAMPS and (value is None or isinstance(value, datetime)):
+            self.doc.frontmatter.set(f"{key}_utc", value and utc_timestamp(value),
+                                     FRONTMATTER_ORDER)
 
     def set_content(self, content: str) -> None:
         self.doc.blocks = [Block(0, "", ["", *content.strip().split("\n"), ""])]
@@ -210,6 +228,8 @@ class MemoryNote(NoteView):
 
 def new_memory_document(fields: dict[str, Any], content: str) -> Document:
     doc = Document.new()
+    fields = {**{f"{key}_utc": utc_timestamp(fields[key]) for key in STAMPS
+                 if isinstance(fields.get(key), datetime)}, **fields}
     for key in FRONTMATTER_ORDER:
         if fields.get(key) not in (None, "", [], ()):
             doc.frontmatter.set(key, fields[key])

@@ -29,8 +29,11 @@ filters:
 # A session's true start: `started_at` is local time, which after travel or a DST change
 # puts an older session after a newer one; `started_at_utc` does not (notes written before
 # it existed have only the local time). https://help.obsidian.md/bases/syntax (formulas)
+# A memory's `created` and `updated` likewise, by `created_utc` and `updated_utc`.
 formulas:
   started: 'if(started_at_utc, date(started_at_utc), date(started_at))'
+  created: 'if(created_utc, date(created_utc), date(created))'
+  updated: 'if(updated_utc, date(updated_utc), date(updated))'
 properties:
   file.name:
     displayName: Note
@@ -55,7 +58,7 @@ views:
       - session
       - updated
     sort:
-      - property: updated
+      - property: formula.updated
         direction: DESC
   - type: table
     name: Memories by status
@@ -74,7 +77,7 @@ views:
       - resolution
       - updated
     sort:
-      - property: updated
+      - property: formula.updated
         direction: DESC
   - type: table
     name: Memories by date
@@ -89,7 +92,7 @@ views:
       - files
       - git_sha
     sort:
-      - property: created
+      - property: formula.created
         direction: DESC
   - type: table
     name: Sessions by date

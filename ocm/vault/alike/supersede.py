@@ -222,8 +222,9 @@ def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]
     out: list[tuple[dict, Match]] = []
     retired: set[str] = set()
     for notes in by_type.values():
-        # oldest first; records made within one second are ordered by their file's mtime
-        notes.sort(key=lambda item: (item[1].created or _EPOCH, _mtime(item[0])))
+        # oldest first (by the true instant); records made within one second are ordered by
+        # their file's mtime
+        notes.sort(key=lambda item: (item[1].created_at or _EPOCH, _mtime(item[0])))
         for index, (path, new) in enumerate(notes):
             if new.id in retired:
                 continue
@@ -250,7 +251,7 @@ def plan_vault(vault, meaning: Meaning | None = None) -> list[tuple[dict, Match]
     return out
 
 
-_EPOCH = __import__("datetime").datetime(1970, 1, 1)
+_EPOCH = __import__("datetime").datetime(1970, 1, 1, tzinfo=__import__("datetime").UTC)
 
 
 def _mtime(path: object) -> int:

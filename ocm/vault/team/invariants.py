@@ -3,15 +3,17 @@
 A merge or a pull can bring in states no single ocm process would write:
 
 * two active records holding one `key` (two people replaced the same fact): the older
-  (by `created`, then id) is superseded by the newer, resolution "merged", linked both
-  ways; with a shared predecessor the chain becomes old -> older -> newer;
+  (by `created` as a true instant, `created_utc` where the note has it, then id) is
+  superseded by the newer, resolution "merged", linked both ways; with a shared
+  predecessor the chain becomes old -> older -> newer;
 * a supersede cycle (each side retired the other): the newest record of the cycle is
   active again, and the chain ends with it.
 
-Repairs are deterministic (they depend only on the notes, and stamp `updated` with the
-latest time already in them), so clones that repair the same merged state write the same
-bytes and git merges them without a conflict. Callers hold nothing: each repair takes the
-vault's memories lock and edits through `NoteFolder._edit` (read-modify-write).
+Repairs are deterministic (they depend only on the notes, and stamp `updated` and
+`updated_utc` with the latest stamp already in them, as written there), so clones that
+repair the same merged state write the same bytes and git merges them without a conflict.
+Callers hold nothing: each repair takes the vault's memories lock and edits through
+`NoteFolder._edit` (read-modify-write).
 
 DESIGN: reads that repair (issue #31). The repair runs on the first read after the notes
 changed (`Project.refresh`: a search, a listing, a brief), so a read can write. That is kept,
@@ -37,8 +39,9 @@ deliberately, over "reads stay reads, the merge step repairs":
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import locks
 from ..atomic import locked
@@ -54,13 +57,31 @@ MAX_CHAIN = 10_000
 Item = tuple[Path, MemoryNote]
 
 
+_NEVER = datetime.min.replace(tzinfo=UTC)
+# The latest `updated` of some records, as written in the one that holds it: (local, utc).
+Stamp = tuple[datetime, Any]
+
+
 def _order(item: Item) -> tuple[datetime, str]:
-    return item[1].created or datetime.min, item[1].id
+    return item[1].created_at or _NEVER, item[1].id
 
 
-def _latest(items: Iterable[Item]) -> datetime | None:
-    stamps = [note.updated for _, note in items if note.updated is not None]
-    return max(stamps) if stamps else None
+def _latest(items: Iterable[Item]) -> Stamp | None:
+    """The latest `updated` by its true instant, with its UTC twin as that record holds it
+    (none for a record written before the twin): every clone copies the same text."""
+    stamps = [(note.updated_at, note.updated, note.fm.get("updated_utc")
+               if note.fm.get("updated") else note.fm.get("created_utc"))
+              for _, note in items if note.updated is not None and note.updated_at is not None]
+    if not stamps:
+        return None
+    _, local, utc = max(stamps, key=lambda s: (s[0], s[1]))
+    return local, utc
+
+
+def _stamp(memo: MemoryNote, stamp: Stamp | None) -> None:
+    if stamp is not None:
+        memo.set("updated", stamp[0])
+        memo.set("updated_utc", stamp[1])
 
 
 def _names(item: Item) -> set[str]:
@@ -101,7 +122,7 @@ def settle_key(vault: NoteFolder, found: list[Item]) -> Item:
     return found[-1]
 
 
-def _retire(vault: NoteFolder, older: Item, newer: Item, stamp: datetime | None) -> None:
+def _retire(vault: NoteFolder, older: Item, newer: Item, stamp: Stamp | None) -> None:
     (old_path, old), (new_path, new) = older, newer
     completing = new.supersedes in _names(older)  # a supersede cut short, not a merge
 
@@ -111,8 +132,7 @@ def _retire(vault: NoteFolder, older: Item, newer: Item, stamp: datetime | None)
         memo.set("superseded_by", link(new_path.stem))
         if not completing:
             memo.set("resolution", MERGED)
-        if stamp is not None:
-            memo.set("updated", stamp)
+        _stamp(memo, stamp)
 
     vault._edit(old_path, locks.note(old_path), mark)
     if completing:
@@ -164,8 +184,7 @@ def _break_cycle(vault: NoteFolder, cycle: list[Item]) -> MemoryNote:
         memo.set("superseded_by", None)
         memo.set("resolution", None)
         memo.set("supersedes", link(before[0].stem) if before is not newest else None)
-        if stamp is not None:
-            memo.set("updated", stamp)
+        _stamp(memo, stamp)
 
     vault._edit(newest[0], locks.note(newest[0]), revive)
     if after is not newest and after[1].supersedes in _names(newest):

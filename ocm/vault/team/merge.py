@@ -4,9 +4,11 @@
 * Frontmatter is merged key by key, never line by line (git's `union` driver would keep both
   sides' `status:` lines, a duplicated key the note can no longer be read with). A key one
   side changed takes that side's value; a key both changed takes the newer side's (`updated`,
-  else `ended_at`, `created`, `started_at`; a tie is broken by the values themselves, so the
-  answer does not depend on which side merges). Lists (`tags`, `files`) merge as sets (what
-  either side removed goes, what either added stays); `updated` takes the later time;
+  else `ended_at`, `created`, `started_at`, each by its true instant: the `_utc` twin where
+  the note has one, so two people in different time zones merge in the order they wrote; a
+  tie is broken by the values themselves, so the answer does not depend on which side
+  merges). Lists (`tags`, `files`) merge as sets (what either side removed goes, what either
+  added stays); `updated` takes the later instant, its `updated_utc` from the same side;
   activity counters add both sides' increments; a session's status takes the furthest
   (open < frozen < closed); a memory's lifecycle (`status`, `superseded_by`, `resolution`)
   moves as one unit from the side that changed it, or from the newer side if both did.
@@ -26,10 +28,10 @@ import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from ..clock import parse_timestamp
+from ..clock import instant
 from ..errors import NoteFormatError
 from ..markdown import Frontmatter, normalise_heading
 from ..memories import FRONTMATTER_ORDER as MEMORY_ORDER
@@ -39,7 +41,8 @@ from ..sessions import FRONTMATTER_ORDER as SESSION_ORDER
 LIFECYCLE = ("status", "superseded_by", "resolution")
 COUNTERS = ("reads", "edits")
 SESSION_STATUS_RANK = {"open": 0, "frozen": 1, "closed": 2}
-_STAMPS = ("updated", "ended_at", "created", "started_at")
+_STAMPS = ("updated", "ended_at", "created", "started_at")  # each with its `_utc` twin, if any
+_NEVER = datetime.min.replace(tzinfo=UTC)
 _MISSING = object()
 CONFLICT_MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -116,12 +119,13 @@ def merge_note(base: str, ours: str, theirs: str) -> MergeResult:
 # --------------------------------------------------------------------------- frontmatter
 
 
-def _stamp(data: dict[str, Any]) -> datetime:
-    for key in _STAMPS:
-        found = parse_timestamp(data.get(key))
+def _stamp(data: dict[str, Any], keys: tuple[str, ...] = _STAMPS) -> datetime:
+    """The true instant of the first of `keys` a side holds (aware), else the earliest."""
+    for key in keys:
+        found = instant(data.get(f"{key}_utc"), data.get(key))
         if found is not None:
             return found
-    return datetime.min
+    return _NEVER
 
 
 def _canonical(value: Any) -> str:
@@ -141,13 +145,10 @@ def _merge_list(base: Any, ours: list, theirs: list) -> list:
     return kept + [x for x in theirs if x not in ours and x not in before]
 
 
-def _merge_value(key: str, base: Any, ours: Any, theirs: Any, theirs_newer: bool) -> Any:
-    if key == "updated":
-        stamps = [(parse_timestamp(v), i) for i, v in enumerate((ours, theirs))
-                  if v is not _MISSING]
-        known = [s for s in stamps if s[0] is not None]
-        if known:
-            return (ours, theirs)[max(known)[1]]
+def _merge_value(key: str, base: Any, ours: Any, theirs: Any, theirs_newer: bool,
+                 theirs_updated_later: bool | None) -> Any:
+    if key in ("updated", "updated_utc") and theirs_updated_later is not None:
+        return theirs if theirs_updated_later else ours
     if key in COUNTERS and all(isinstance(v, int) and not isinstance(v, bool)
                                for v in (ours, theirs)):
         start = base if isinstance(base, int) and not isinstance(base, bool) else 0
@@ -165,6 +166,9 @@ def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
     is_memory = "type" in od or "type" in td
     order = MEMORY_ORDER if is_memory else SESSION_ORDER
     newer = _theirs_newer(od, td)
+    # `updated` and its twin come from the side that changed later (None: neither says when)
+    ours_at, theirs_at = _stamp(od, ("updated",)), _stamp(td, ("updated",))
+    updated_later = None if ours_at == theirs_at == _NEVER else theirs_at >= ours_at
     out = Frontmatter(list(ours.lines), dict(od))
 
     def changed(side: dict[str, Any], key: str) -> bool:
@@ -189,7 +193,7 @@ def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
         elif o is _MISSING or t is _MISSING:
             value = t if newer else o  # one side dropped the key, the other changed it
         else:
-            value = _merge_value(key, b, o, t, newer)
+            value = _merge_value(key, b, o, t, newer, updated_later)
         if value is _MISSING:
             out.delete(key)
         elif value != o or key not in od:

@@ -44,6 +44,20 @@ def vault(project: Project) -> Project:
     return project
 
 
+def _break(project: Project, line: str, title: str = "Retry budget") -> Path:
+    path = next(p for p in (project.vault.root / "memories").rglob("*.md")
+                if f"title: {title}\n" in p.read_text())
+    key = line.split(":", 1)[0]
+    lines = path.read_text().splitlines()
+    at = next((i for i, text in enumerate(lines) if text.startswith(f"{key}:")), None)
+    if at is None:
+        lines.insert(2, line)  # after `---` and `id:`
+    else:
+        lines[at] = line
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def test_every_listed_key_is_checked_where_frontmatter_is_parsed() -> None:
     for case, line, field in IMPOSSIBLE:
         with pytest.raises(NoteFormatError) as caught:
@@ -93,20 +107,6 @@ def broken_reads(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"broken": broken, "status": run("status", "--json"),
             "doctor": run("doctor", "--json"), "reads": {args: run(*args) for args in READS},
             "found": run("search", "retry", "budget", "--json")}
-
-
-def _break(project: Project, line: str, title: str = "Retry budget") -> Path:
-    path = next(p for p in (project.vault.root / "memories").rglob("*.md")
-                if f"title: {title}\n" in p.read_text())
-    key = line.split(":", 1)[0]
-    lines = path.read_text().splitlines()
-    at = next((i for i, text in enumerate(lines) if text.startswith(f"{key}:")), None)
-    if at is None:
-        lines.insert(2, line)  # after `---` and `id:`
-    else:
-        lines[at] = line
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.mark.parametrize(("case", "line", "field"), IMPOSSIBLE, ids=[c[0] for c in IMPOSSIBLE])

@@ -3,6 +3,7 @@ order, and reports its progress and broken notes the same way."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from datetime import datetime
@@ -102,6 +103,56 @@ def test_a_failing_sub_writer_fails_the_build_and_leaves_no_child(
     with pytest.raises(Exception, match="disk full"):
         project.rebuild_index(procs=2)
     assert not _children()
+
+
+def test_a_batch_leaves_no_writer_to_the_next(project: Project,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild pauses the cyclic collector; each batch's writers end in reference cycles
+    (Whoosh's), which would stay until the build ended, forked into every later batch's
+    sub-writers: none is alive when the next batch starts."""
+    from ocm.indexer import buildwriter
+    from ocm.indexer import index as index_module
+
+    _fill(project)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
+    alive: list[int] = []
+    build = NoteIndex._build
+
+    def counting(self: NoteIndex, *args, **kwargs) -> None:
+        alive.append(sum(isinstance(o, buildwriter.BuildWriter) for o in gc.get_objects()))
+        assert not gc.isenabled()  # (paused, as in every rebuild)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoteIndex, "_build", counting)
+    report = project.rebuild_index(procs=1)
+    assert report.added == NOTES + 1
+    assert len(alive) == 4 and alive == [0, 0, 0, 0]
+
+
+def test_each_batch_saves_the_rows_its_writers_made(project: Project,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows a batch's writers embedded are saved after that batch (not held to the end
+    of the build: memory, and a build killed later keeps them), bit for bit those of a
+    build in one batch."""
+    from ocm.indexer import index as index_module
+
+    _fill(project)
+    whole = _rebuild(project, 1)[5]
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
+    seen: list[tuple[int, int]] = []
+    build = NoteIndex._build
+
+    def looking(self: NoteIndex, *args, **kwargs) -> None:
+        store = VectorStore(project.vault.index_dir)
+        store.holds(None)  # (loads the file, if any)
+        seen.append((store.count, len(self._embedded)))
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoteIndex, "_build", looking)
+    assert _rebuild(project, 1)[5] == whole
+    assert seen == [(0, 0), (70, 0), (140, 0), (210, 0)]
 
 
 def _children() -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import os
 import shutil
@@ -612,8 +613,13 @@ class NoteIndex:
                     assert progress is not None
                     progress(offset + step, len(rels))
             self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
+            # A batch's writers end in reference cycles (Whoosh's writer with its files and
+            # column writers, ~4 KB a note), which the collector a rebuild pauses
+            # (Project.rebuild_index) would keep, and fork into the next batch's sub-writers.
+            gc.collect()
             done += len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
+            self._keep_embedded(known)
             if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
         if not rels:  # nothing to build (an empty vault, or only edits since a batch)
@@ -624,6 +630,27 @@ class NoteIndex:
             return
         self._synced_vectors()  # a build is whole with its embeddings: no search waits
         (self.dir / BUILDING).unlink(missing_ok=True)
+
+    def _keep_embedded(self, known: dict[str, list[int]]) -> None:
+        """The rows a batch's writers made (`_embedded`) put into the embeddings and saved
+        there, as those of the manifest state just saved: no process holds more than one
+        batch's rows (100k notes' rows held to the end, ~1.4 KB a note, then copied into
+        the matrix, were much of a build's peak), and a build killed later keeps them."""
+        if not self._embedded:
+            return
+        from .embed import embedder
+        from .vectors import VectorStore
+
+        model, _ = embedder(self.vault.root)
+        if model is None:
+            return
+        if self._vectors is None:
+            self._vectors = VectorStore(self.dir)
+        # (a copy: the store keeps the dict it was last brought in line with)
+        self._vectors.sync(dict(known), self._embed_text, model, self._manifest.token(),
+                           self._embedded)
+        self._embedded = {}
+        self._vectors.flush()
 
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,

@@ -156,3 +156,25 @@ def test_the_dashboard_sorts_memories_by_the_true_instant(tmp_path: Path) -> Non
     assert len(memories) == 3
     for view in memories:
         assert [s["property"] for s in view["sort"]][0] in ("formula.created", "formula.updated")
+
+
+def test_the_twin_follows_the_updated_kept_from_a_side_without_twins() -> None:
+    """Ours written by this ocm in Tokyo (09:00 UTC), theirs by an ocm from before the twins
+    at 20:00 read as UTC: theirs is later, so `updated` is theirs and no UTC twin of ours is
+    left beside it (it would place the merged stamp at 09:00)."""
+    from ocm.vault.team.merge import merge_note
+
+    base = ("---\nid: m1\ntype: gotcha\ntitle: T\nstatus: active\n"
+            "created: 2026-01-10T08:00:00\nupdated: 2026-01-10T08:00:00\n---\n\nbody\n")
+    ours = base.replace("status: active\n", "status: resolved\n").replace(
+        "updated: 2026-01-10T08:00:00\n",
+        "updated: 2026-01-10T18:00:00\nupdated_utc: \"2026-01-10T09:00:00Z\"\n")
+    theirs = base.replace("status: active\n", "status: archived\n").replace(
+        "updated: 2026-01-10T08:00:00", "updated: 2026-01-10T20:00:00")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TZ", "UTC")
+        __import__("time").tzset()
+        merged = header_of(merge_note(base, ours, theirs).text)
+    __import__("time").tzset()
+    assert merged["status"] == "archived"
+    assert str(merged["updated"]) == "2026-01-10 20:00:00" and "updated_utc" not in merged

@@ -160,6 +160,10 @@ def _merge_value(key: str, base: Any, ours: Any, theirs: Any, theirs_newer: bool
     return theirs if theirs_newer else ours
 
 
+def _changed(side: dict[str, Any], base: dict[str, Any], key: str) -> bool:
+    return side.get(key, _MISSING) != base.get(key, _MISSING)
+
+
 def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
                        theirs: Frontmatter) -> Frontmatter:
     bd, od, td = (base.data if base else {}), ours.data, theirs.data
@@ -169,10 +173,11 @@ def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
     # `updated` and its twin come from the side that changed later (None: neither says when)
     ours_at, theirs_at = _stamp(od, ("updated",)), _stamp(td, ("updated",))
     updated_later = None if ours_at == theirs_at == _NEVER else theirs_at >= ours_at
+    stamped_twice = _changed(od, bd, "updated") and _changed(td, bd, "updated")
     out = Frontmatter(list(ours.lines), dict(od))
 
     def changed(side: dict[str, Any], key: str) -> bool:
-        return side.get(key, _MISSING) != bd.get(key, _MISSING)
+        return _changed(side, bd, key)
 
     lifecycle_from = None
     if is_memory:
@@ -186,6 +191,9 @@ def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
         o, t, b = od.get(key, _MISSING), td.get(key, _MISSING), bd.get(key, _MISSING)
         if lifecycle_from is not None and key in LIFECYCLE:
             value = lifecycle_from.get(key, _MISSING)
+        elif key == "updated_utc" and stamped_twice and updated_later is not None:
+            # the twin of the `updated` kept, even from a side written before twins existed
+            value = (td if updated_later else od).get(key, _MISSING)
         elif o == t or t == b:
             continue
         elif o == b:

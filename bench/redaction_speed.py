@@ -36,6 +36,10 @@ ADVERSARIAL = (
     "--password ", "AccountKey=", "xoxb-", "key-", "sig=", "1234567890:AA",
     "the password is ", "pass: ", "password=Aa", "pat", "secret_", "a.atlasv1.", "A3-", "EAA",
     "1//0", "v1.0-", "sk.eyJ",
+    # redact.py's context rules checked against their formats (docs/secrets.md): a tool name
+    # with its flag never following, cookie lists with no long value, wandb.login( calls.
+    "openssl x ", "redis-cli x ", "az login x ", "mysql x ", "docker login x ", "cookie:x;",
+    "wandb.login(key=", "conn a/b1 ", "default password ",
 )
 FILLER = (
     "The indexer rebuilds the search index when a note changes.",

@@ -525,14 +525,14 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _CliSecretRule(
         "cli_password",
-        _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p(?=[^\s-])"
+        _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,400}?[ \t]-p(?=[^\s-])"
                    + _CLI_VALUE),
         ("mysql", "mariadb"), anchored=True,
     ),
     _CliSecretRule(
         "cli_password",
         _LazyPattern(r"(?:(?:docker|podman|nerdctl)[ \t]++login|helm[ \t]++registry[ \t]++login"
-                   r"|sshpass)\b[^\n|;&]*?[ \t]-p[ \t]++"
+                   r"|sshpass)\b[^\n|;&]{0,400}?[ \t]-p[ \t]++"
                    + _CLI_VALUE),
         ("docker", "podman", "nerdctl", "helm", "sshpass"), anchored=True,
     ),
@@ -730,16 +730,16 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:-b(?<=[ \t]-b)|--cookie(?<=[ \t]--cookie))[ \t]++[\"']?(?P<s>[A-Za-z0-9_.~%-]++="
         r"[^\s;\"']{8,}+(?:;[ \t]*+[^\s=;\"']++=[^\s;\"']*+)*+)"), keywords=("-b", "--cookie")),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]++" + _CLI_VALUE),
+        r"redis-cli\b[^\n|;&]{0,400}?[ \t](?:-a|--pass)[ \t]++" + _CLI_VALUE),
                    keywords=("redis-cli",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
         r"-pass(?:in|out|word)?[ \t]++[\"']?pass:" + _CLI_VALUE.replace("{4,}", "{1,}")),
                    keywords=("pass:",)),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"openssl\b[^\n|;&]*?[ \t]-k[ \t]++" + _CLI_VALUE),
+        r"openssl\b[^\n|;&]{0,400}?[ \t]-k[ \t]++" + _CLI_VALUE),
                    keywords=("openssl",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"(?:az|AZ)[ \t]++login\b[^\n|;&]*?[ \t]-p[ \t]++" + _CLI_VALUE),
+        r"(?:az|AZ)[ \t]++login\b[^\n|;&]{0,400}?[ \t]-p[ \t]++" + _CLI_VALUE),
                    keywords=("az ",), anchored=True),
     _Rule("cli_password", _LazyPattern(
         r"(?:sqlplus|SQLPLUS|sqlldr|expdp|impdp|rman)(?:[ \t]++-[A-Za-z]++)*+[ \t]++[\"']?"
@@ -801,7 +801,7 @@ _MORE_RULES: tuple[_Rule, ...] = (
     _Rule("wandb_api_key", _LazyPattern(
         r"(?:wandb[ \t]++login(?:[ \t]++--(?:host|base-url)(?:=|[ \t]++)[^\s\"']++"
         r"|[ \t]++--[a-z-]++(?:=[A-Za-z]++)?)*+[ \t]++|WANDB_API_KEY" + _ASSIGN
-        + r"|wandb\.login\([^)\n]*?key[ \t]*+=[ \t]*+[\"'])"
+        + r"|wandb\.login\([^)\n]{0,200}?key[ \t]*+=[ \t]*+[\"'])"
         r"(?P<s>(?:local-)?[0-9a-f]{40,}+)"), keywords=("wandb",)),
     _KaggleRule("kaggle_key", _LazyPattern(
         r"(?:\"key\"[ \t]*+:[ \t]*+\"|KAGGLE_KEY" + _ASSIGN + r")(?P<s>[0-9a-f]{32})"

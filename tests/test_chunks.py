@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from ocm.indexer.chunks import SHORT_NOTE_CHARS, SNIPPET_CHARS, snippet
+from ocm.indexer.chunks import SHORT_NOTE_CHARS, SNIPPET_CHARS, _bm25, snippet
 from ocm.mcp_server.server import build_server
 from ocm.project import Project, SearchRequest
 from ocm.vault.errors import NotFound
@@ -337,3 +337,16 @@ def test_cli_search_json_and_chunks_flag(run_ocm: Callable, project: Project,
     table = run_ocm("search", "invoice", "billing", "--chunks").stdout
     # The copyable path lines carry the section's line: `path:line`.
     assert f"{billing.resolve()}:{listed[0]['line']}" in table
+
+
+def test_a_chunk_score_does_not_follow_the_order_its_terms_were_counted_in() -> None:
+    """The counts are filled from sets (their order follows PYTHONHASHSEED); a float sum in
+    their order gave 0.6000000000000001 one run and 0.6 the next."""
+    idf = {"alpha": 0.1, "beta": 0.2, "gamma": 0.3}
+
+    def score(counts: dict[str, int]) -> float:
+        return _bm25(counts, "body", 10, lambda _, term: idf[term], lambda _: 10.0)
+
+    forward = score({"alpha": 1, "beta": 1, "gamma": 1})
+    assert forward == score({"gamma": 1, "beta": 1, "alpha": 1})
+    assert forward == score({"beta": 1, "gamma": 1, "alpha": 1})

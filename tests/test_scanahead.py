@@ -107,6 +107,28 @@ def test_a_listing_the_search_did_not_take_is_dropped(project: Project) -> None:
     assert scanahead.take(root) is None
 
 
+def test_no_listing_is_started_for_a_vault_without_an_index(
+        project: Project, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No manifest (a fresh clone, a deleted `.index/`): the first answer lists the notes by
+    name, so a `find` started ahead would only be killed, its start paid by the search."""
+    from ocm.cli import searching
+
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    shutil.rmtree(project.vault.index_dir)
+    started: list[str] = []
+    real_start = scanahead.start
+    monkeypatch.setattr(scanahead, "start", lambda root: (started.append(root),
+                                                          real_start(root))[1])
+    searching.run(query=("kafka",), vault=project.vault.root, as_json=True)
+    assert started == []
+    assert [h["title"] for h in json.loads(capsys.readouterr().out)] == [
+        "Kafka consumer lag alarms fire at 10k"]
+    # Once there is an index, the next search lists ahead again.
+    searching.run(query=("kafka",), vault=project.vault.root, as_json=True)
+    assert started == [str(project.vault.root)]
+
+
 def test_a_listing_read_inexactly_is_not_recorded(project: Project,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")

@@ -42,6 +42,7 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         chunks: bool = False, author: str | None = None) -> None:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
     printed."""
+    from ocm.indexer.manifest import MANIFEST
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True)
@@ -54,8 +55,12 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
     # it searches (Project.search keeps what it found only if the listing, once in, says
     # nothing changed). A listing the search did not take (it raised first, or its index
     # had scanned before) would be stale for any later search in this process: dropped.
+    # With no manifest there is no index to vouch for: the first answer lists the notes by
+    # name instead (NoteIndex.sync), and a `find` started here would only be killed, its
+    # start paid by this process.
     root = str(project.vault.root)
-    scanahead.start(root)
+    if (project.vault.index_dir / MANIFEST).exists():
+        scanahead.start(root)
     try:
         hits = project.search(req)
     finally:

@@ -109,8 +109,10 @@ def _bm25(counts: dict[str, int], field: str, length: int,
         return 0.0
     norm = BM25_K1 * ((1 - BM25_B) + BM25_B * length / (avgfl(field) or 1.0))
     boost = FIELD_BOOSTS.get(field, 1.0)
+    # In term order: the counts are filled from sets, whose order follows the hash seed,
+    # and a float sum's last digit follows the order of its terms.
     return sum(idf(field, term) * boost * tf * (BM25_K1 + 1) / (tf + norm)
-               for term, tf in counts.items())
+               for term, tf in sorted(counts.items()))
 
 
 def scored_chunks(stored: list[StoredChunk], terms: list[str],
@@ -161,7 +163,7 @@ def _term_positions(text: str, terms: list[str],
         lowered = text
     found: dict[int, frozenset[str]] = {}
     yields: dict[str, frozenset[str]] = {}  # word -> the query terms it is indexed as
-    for prefix in {term[:PREFIX] for term in wanted}:
+    for prefix in sorted({term[:PREFIX] for term in wanted}):  # (not in hash order)
         at = lowered.find(prefix)
         taken = 0
         while at != -1 and taken < cap:

@@ -60,6 +60,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _notices(*parts: str | None) -> str | None:
+    """What a write says, its notices joined; None when it has none."""
+    return "; ".join(p for p in parts if p) or None
+
+
 class Vault(NoteFolder):
     """A vault's notes and what ocm does with them: sessions (open, checkpoint, close) and
     memory records (remember, update, lifecycle, delete)."""
@@ -292,7 +297,7 @@ class Vault(NoteFolder):
                 if verdict.tombstone is not None:
                     t = verdict.tombstone
                     return WriteResult(t.id, t.path, t.status, "memory", changed=False,
-                                       notice="; ".join(filter(None, (t.notice(), skipped))))
+                                       notice=_notices(t.notice(), skipped))
                 if verdict.agent is not None and verdict.failure is not None:
                     return self._merge_failure(*verdict.agent, verdict.failure, skipped)
                 match, copy, twin = verdict.match, verdict.copy, verdict.automatic
@@ -317,10 +322,10 @@ class Vault(NoteFolder):
             if twin is not None:
                 self._mark_superseded(twin[0], memory_id, f"merged into {memory_id}, the "
                                       "agent's record of the same failure")
-                notice = "; ".join(filter(None, (notice, (
+                notice = _notices(notice, (
                     f"merged the automatic bug_fix {twin[1].id} (same failure: "
-                    f"{twin[2].command}) into this record; it is superseded"))))
-            notice = "; ".join(filter(None, (notice, skipped))) or None
+                    f"{twin[2].command}) into this record; it is superseded"))
+            notice = _notices(notice, skipped)
             if previous is not None:
                 reason = clean(" ".join((supersede_reason or "").split()))
                 self._mark_superseded(previous[0], memory_id, reason)
@@ -348,7 +353,7 @@ class Vault(NoteFolder):
         notice = (f"the agent's record {note.id} ({note.title!r}) already says this; the "
                   "automatic evidence is kept in it" + ("" if changed else " (already there)"))
         return WriteResult(note.id, path, note.status, "memory", changed=changed,
-                           notice="; ".join(filter(None, (notice, skipped))))
+                           notice=_notices(notice, skipped))
 
     def _session_path(self, session: str | None) -> Path | None:
         if not session:

@@ -41,7 +41,7 @@ from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
     from .embed import Embedder
-    from .vectors import Embedded, EmbedText
+    from .vectors import Embedded, EmbedText, VectorStore
 
 INDEX_LOCK = "index"
 # The listing taken ahead (ocm/vault/freshness/scanahead.py) last found matching the manifest, after
@@ -130,7 +130,7 @@ class NoteIndex:
         # disk (a sync that committed or found nothing to do); None when not known.
         self._since_sync: set[str] | None = None
         self._synced_with: dict | None = None  # the manifest as that sync left it
-        self._vectors = None  # ocm.indexer.vectors.VectorStore, made on first use
+        self._vectors: VectorStore | None = None  # made on first use
         # (manifest files' key, manifest token) of the listing that last vouched for the
         # index (`_listing_matches`).
         self._listed: tuple[tuple, tuple | None] | None = None

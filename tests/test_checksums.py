@@ -149,24 +149,36 @@ def test_a_fresh_cli_search_finds_damage_a_disk_made(
     assert [h.path.name for h in fresh(built).search("redis ttl")] == clean
 
 
-def test_damaged_vectors_are_embedded_again(project: Project,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """The vectors file's rows are mapped, so zipfile never checked them: a flipped bit
-    changed similarities. Each member is checked against the zip's own CRC-32."""
-    from ocm.indexer.vectors import VECTORS, VectorStore
-
+def with_vectors(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three memories, searched with meaning on and closed: the vectors file written."""
     monkeypatch.setenv(embed.SEMANTIC_ENV, "1")
     for text in ("Our cat sleeps on the radiator", "The deploy runs on GitHub Actions",
                  "Postgres pool size is 20"):
         project.remember(text, "context", created=NOW)
     project.search("the kitten")
     project.index_for(project.vault).close()  # writes the rows
+
+
+def vector_rows(index_dir: Path) -> dict[str, list[float]]:
+    """The rows a new process takes from the vectors file ({} when it refuses the file)."""
+    from ocm.indexer.vectors import VectorStore
+
+    store = VectorStore(index_dir)
+    store._load()
+    return {store.path(i): store.matrix[i].tolist() for i in range(store.count)}
+
+
+def test_damaged_vectors_are_embedded_again(project: Project,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vectors file's rows are mapped, so zipfile never checked them: a flipped bit
+    changed similarities. Each member is checked against the zip's own CRC-32."""
+    from ocm.indexer.vectors import VECTORS
+
+    with_vectors(project, monkeypatch)
     stored = project.vault.index_dir / VECTORS
 
     def rows() -> dict[str, list[float]]:
-        store = VectorStore(project.vault.index_dir)
-        store._load()
-        return {store.path(i): store.matrix[i].tolist() for i in range(store.count)}
+        return vector_rows(project.vault.index_dir)
 
     clean = rows()
     assert len(clean) == 3
@@ -179,6 +191,37 @@ def test_damaged_vectors_are_embedded_again(project: Project,
     assert reopened.search("the kitten")[0].title == "Our cat sleeps on the radiator"
     reopened.index_for(reopened.vault).close()
     assert rows() == clean and stored.read_bytes() != bytes(data)
+
+
+def test_vectors_damaged_in_place_with_their_mtime_kept_are_never_read(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bits rotting in the vectors file under an unchanged inode, mtime and size (a failing
+    disk): the next process hashes the file whole and refuses it. A file as it was written
+    is taken on that digest alone, without reading each member's CRC-32."""
+    from ocm.indexer import vectors
+
+    with_vectors(project, monkeypatch)
+    crc_reads: list[str] = []
+    real_check = vectors._check_crcs
+
+    def counted(stored):  # noqa: ANN001, ANN202 - the real check, counted
+        crc_reads.append("crc")
+        return real_check(stored)
+
+    monkeypatch.setattr(vectors, "_check_crcs", counted)
+    clean = vector_rows(project.vault.index_dir)
+    assert len(clean) == 3 and crc_reads == []  # the digest recorded at the write vouched
+    stored = project.vault.index_dir / vectors.VECTORS
+    before = stored.stat()
+    data = bytearray(stored.read_bytes())
+    data[data.index(b"rows.npy") + 200] ^= 0x40  # inside the note rows' data
+    stored.write_bytes(bytes(data))
+    os.utime(stored, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = stored.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (
+        before.st_ino, before.st_mtime_ns, before.st_size)
+    assert vector_rows(project.vault.index_dir) == {}  # refused: nothing read from it
+    assert crc_reads == ["crc"]
 
 
 def test_every_process_reads_every_file_once(built: Project,

@@ -31,6 +31,7 @@ import mmap
 import os
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 import xxhash
 
@@ -43,15 +44,22 @@ _SEGMENT_FILE = re.compile(r"^MAIN_[0-9a-z]+\.")
 _VERIFIED: dict[str, tuple[int, int, int, int]] = {}
 
 
-def digest_of(path: str) -> tuple[tuple[int, int, int], int]:
-    """((inode, mtime_ns, size) as opened, XXH3-64) of the whole file at `path`."""
-    with open(path, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if st.st_size == 0:
-            digest = xxhash.xxh3_64_intdigest(b"")
-        else:
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                digest = xxhash.xxh3_64_intdigest(mapped)
+def digest_of(source: str | BinaryIO) -> tuple[tuple[int, int, int], int]:
+    """((inode, mtime_ns, size) as opened, XXH3-64) of the whole file at a path, or of an
+    open file (read through a mapping of its descriptor, whatever its position)."""
+    if isinstance(source, str):
+        with open(source, "rb") as handle:
+            return _digest(handle)
+    return _digest(source)
+
+
+def _digest(handle: BinaryIO) -> tuple[tuple[int, int, int], int]:
+    st = os.fstat(handle.fileno())
+    if st.st_size == 0:
+        digest = xxhash.xxh3_64_intdigest(b"")
+    else:
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            digest = xxhash.xxh3_64_intdigest(mapped)
     return (st.st_ino, st.st_mtime_ns, st.st_size), digest
 
 

@@ -77,8 +77,12 @@ def test_the_model_answer_cost_and_no_repeat(run: HostRun) -> None:
     last = [r for r in run.requests if r.nudge][-1]
     # One message carries it: Claude Code 2.1.332 quotes a Stop hook's reason twice inside
     # that one message ("Stop hook blocking error from command: …" and "Stop hook
-    # feedback: …"); a repeated nudge would come as a message of its own.
-    assert sum(MARKER in json.dumps(m) for m in last.body.get("messages", [])) == 1
+    # feedback: …"); a repeated nudge would come as a message of its own. The messages are
+    # `messages` (Anthropic, chat completions), `input` (OpenAI Responses: Codex) or
+    # `contents` (Gemini).
+    messages = next((last.body[key] for key in ("messages", "input", "contents")
+                     if isinstance(last.body.get(key), list)), [])
+    assert messages and sum(MARKER in json.dumps(m) for m in messages) == 1
     assert NUDGE_DONE in json.dumps(run.requests[-1].body) or run.requests[-1].nudge == "text"
 
 

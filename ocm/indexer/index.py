@@ -636,21 +636,15 @@ class NoteIndex:
         there, as those of the manifest state just saved: no process holds more than one
         batch's rows (100k notes' rows held to the end, ~1.4 KB a note, then copied into
         the matrix, were much of a build's peak), and a build killed later keeps them."""
-        if not self._embedded:
+        found = self._vector_store() if self._embedded else None
+        if found is None:
             return
-        from .embed import embedder
-        from .vectors import VectorStore
-
-        model, _ = embedder(self.vault.root)
-        if model is None:
-            return
-        if self._vectors is None:
-            self._vectors = VectorStore(self.dir)
+        model, store = found
         # (a copy: the store keeps the dict it was last brought in line with)
-        self._vectors.sync(dict(known), self._embed_text, model, self._manifest.token(),
-                           self._embedded)
+        store.sync(dict(known), self._embed_text, model, self._manifest.token(),
+                   self._embedded)
         self._embedded = {}
-        self._vectors.flush()
+        store.flush()
 
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
@@ -875,7 +869,9 @@ class NoteIndex:
             return None  # a build under way: its search is one of words until it is whole
         return self._synced_vectors()
 
-    def _synced_vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
+    def _vector_store(self) -> tuple[Embedder, VectorStore] | None:
+        """(the embedder, the vectors made on first use); None when semantic search is off
+        or its model cannot load."""
         from .embed import embedder
         from .vectors import VectorStore
 
@@ -884,18 +880,24 @@ class NoteIndex:
             return None
         if self._vectors is None:
             self._vectors = VectorStore(self.dir)
+        return model, self._vectors
+
+    def _synced_vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
+        found = self._vector_store()
+        if found is None:
+            return None
+        model, store = found
         # Rows that match the manifest a listing vouched for need no manifest read.
         listed = self._listed
         if (listed is not None and listed[0] == self._manifest.files_key()
-                and self._vectors.holds(listed[1])):
-            return self._vectors
+                and store.holds(listed[1])):
+            return store
         manifest = self._load_manifest()
-        self._vectors.sync((manifest or {}).get("notes", {}), self._embed_text, model,
-                           self._manifest.token() if manifest is not None else None,
-                           self._embedded)
+        store.sync((manifest or {}).get("notes", {}), self._embed_text, model,
+                   self._manifest.token() if manifest is not None else None, self._embedded)
         # What the rows did not need (already embedded).
         self._embed_ready, self._embedded = {}, {}
-        return self._vectors
+        return store
 
     def _embed_text(self, rel: str) -> EmbedText | None:
         """A note's text to embed (`_embed_text_of`), kept from the sync that read it or

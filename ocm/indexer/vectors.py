@@ -234,8 +234,8 @@ class VectorStore:
         import numpy as np
 
         with open(self.folder / VECTORS, "rb") as handle, zipfile.ZipFile(handle) as stored:
-            _, digest = digest_of(handle)
-            whole = [os.fstat(handle.fileno()).st_size, digest]
+            (_, _, size), digest = digest_of(handle)
+            whole = [size, digest]
             if _as_checked(self.folder) != whole:
                 _check_crcs(stored)
                 _mark_checked(self.folder, whole)

@@ -18,6 +18,8 @@ UTC_FORMAT = TIMESTAMP_FORMAT + "Z"
 # A UTC stamp further than this from its local twin was left behind when a person edited the
 # local one (no zone is more than 14 hours from UTC): the local one is read instead.
 _MAX_OFFSET = timedelta(hours=14)
+# Before every instant: what a note without a stamp sorts as, beside `instant`s.
+NEVER = datetime.min.replace(tzinfo=UTC)
 
 
 def now() -> datetime:

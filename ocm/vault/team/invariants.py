@@ -39,12 +39,13 @@ deliberately, over "reads stay reads, the merge step repairs":
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .. import locks
 from ..atomic import locked
+from ..clock import NEVER
 from ..errors import NotFound, OcmError
 from ..folder import NoteFolder, read_document
 from ..links import link
@@ -57,13 +58,12 @@ MAX_CHAIN = 10_000
 Item = tuple[Path, MemoryNote]
 
 
-_NEVER = datetime.min.replace(tzinfo=UTC)
 # The latest `updated` of some records, as written in the one that holds it: (local, utc).
 Stamp = tuple[datetime, Any]
 
 
 def _order(item: Item) -> tuple[datetime, str]:
-    return item[1].created_at or _NEVER, item[1].id
+    return item[1].created_at or NEVER, item[1].id
 
 
 def _latest(items: Iterable[Item]) -> Stamp | None:

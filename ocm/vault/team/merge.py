@@ -28,10 +28,10 @@ import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from ..clock import instant
+from ..clock import NEVER, instant
 from ..errors import NoteFormatError
 from ..markdown import Frontmatter, normalise_heading
 from ..memories import FRONTMATTER_ORDER as MEMORY_ORDER
@@ -42,7 +42,6 @@ LIFECYCLE = ("status", "superseded_by", "resolution")
 COUNTERS = ("reads", "edits")
 SESSION_STATUS_RANK = {"open": 0, "frozen": 1, "closed": 2}
 _STAMPS = ("updated", "ended_at", "created", "started_at")  # each with its `_utc` twin, if any
-_NEVER = datetime.min.replace(tzinfo=UTC)
 _MISSING = object()
 CONFLICT_MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -125,7 +124,7 @@ def _stamp(data: dict[str, Any], keys: tuple[str, ...] = _STAMPS) -> datetime:
         found = instant(data.get(f"{key}_utc"), data.get(key))
         if found is not None:
             return found
-    return _NEVER
+    return NEVER
 
 
 def _canonical(value: Any) -> str:
@@ -172,17 +171,14 @@ def _merge_frontmatter(base: Frontmatter | None, ours: Frontmatter,
     newer = _theirs_newer(od, td)
     # `updated` and its twin come from the side that changed later (None: neither says when)
     ours_at, theirs_at = _stamp(od, ("updated",)), _stamp(td, ("updated",))
-    updated_later = None if ours_at == theirs_at == _NEVER else theirs_at >= ours_at
+    updated_later = None if ours_at == theirs_at == NEVER else theirs_at >= ours_at
     stamped_twice = _changed(od, bd, "updated") and _changed(td, bd, "updated")
     out = Frontmatter(list(ours.lines), dict(od))
 
-    def changed(side: dict[str, Any], key: str) -> bool:
-        return _changed(side, bd, key)
-
     lifecycle_from = None
     if is_memory:
-        mine = any(changed(od, k) for k in LIFECYCLE)
-        yours = any(changed(td, k) for k in LIFECYCLE)
+        mine = any(_changed(od, bd, k) for k in LIFECYCLE)
+        yours = any(_changed(td, bd, k) for k in LIFECYCLE)
         if mine and yours:
             lifecycle_from = td if newer else od
         elif yours:

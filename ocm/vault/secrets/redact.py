@@ -370,6 +370,9 @@ class _TelegramRule(_Rule):
 
 # A command-line value: quoted, or a bare word.
 _CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]{4,}+)\"|'(?P<sq>[^'\n]{4,}+)'|(?P<bare>[^\s\"'`;|&()<>]{4,}+))"
+# From a tool's name to its flag: within one command, and at most 400 characters on (an
+# unbounded look was quadratic in a long line that names the tool many times).
+_TO_FLAG = r"\b[^\n|;&]{0,400}?"
 
 
 class _CurlUserRule(_Rule):
@@ -525,14 +528,14 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _CliSecretRule(
         "cli_password",
-        _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,400}?[ \t]-p(?=[^\s-])"
+        _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)" + _TO_FLAG + r"[ \t]-p(?=[^\s-])"
                    + _CLI_VALUE),
         ("mysql", "mariadb"), anchored=True,
     ),
     _CliSecretRule(
         "cli_password",
         _LazyPattern(r"(?:(?:docker|podman|nerdctl)[ \t]++login|helm[ \t]++registry[ \t]++login"
-                   r"|sshpass)\b[^\n|;&]{0,400}?[ \t]-p[ \t]++"
+                   r"|sshpass)" + _TO_FLAG + r"[ \t]-p[ \t]++"
                    + _CLI_VALUE),
         ("docker", "podman", "nerdctl", "helm", "sshpass"), anchored=True,
     ),
@@ -730,16 +733,16 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:-b(?<=[ \t]-b)|--cookie(?<=[ \t]--cookie))[ \t]++[\"']?(?P<s>[A-Za-z0-9_.~%-]++="
         r"[^\s;\"']{8,}+(?:;[ \t]*+[^\s=;\"']++=[^\s;\"']*+)*+)"), keywords=("-b", "--cookie")),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"redis-cli\b[^\n|;&]{0,400}?[ \t](?:-a|--pass)[ \t]++" + _CLI_VALUE),
+        r"redis-cli" + _TO_FLAG + r"[ \t](?:-a|--pass)[ \t]++" + _CLI_VALUE),
                    keywords=("redis-cli",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
         r"-pass(?:in|out|word)?[ \t]++[\"']?pass:" + _CLI_VALUE.replace("{4,}", "{1,}")),
                    keywords=("pass:",)),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"openssl\b[^\n|;&]{0,400}?[ \t]-k[ \t]++" + _CLI_VALUE),
+        r"openssl" + _TO_FLAG + r"[ \t]-k[ \t]++" + _CLI_VALUE),
                    keywords=("openssl",), anchored=True),
     _CliSecretRule("cli_password", _LazyPattern(
-        r"(?:az|AZ)[ \t]++login\b[^\n|;&]{0,400}?[ \t]-p[ \t]++" + _CLI_VALUE),
+        r"(?:az|AZ)[ \t]++login" + _TO_FLAG + r"[ \t]-p[ \t]++" + _CLI_VALUE),
                    keywords=("az ",), anchored=True),
     _Rule("cli_password", _LazyPattern(
         r"(?:sqlplus|SQLPLUS|sqlldr|expdp|impdp|rman)(?:[ \t]++-[A-Za-z]++)*+[ \t]++[\"']?"

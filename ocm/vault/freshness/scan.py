@@ -124,7 +124,9 @@ def names(root: str) -> list[str]:
         finally:
             os.close(fd)
         prefix = folder + "/"
-        out += [prefix + name for name in listed if name.endswith(".md") and name[0] != "."]
-        stack += [prefix + name for name in listed
-                  if name[0] != "." and not name.endswith(".md")]
+        notes = [name for name in listed if name.endswith(".md")]
+        out += [prefix + name for name in notes if name[0] != "."]
+        if len(notes) < len(listed):  # (a month of sessions is 10k+ notes and no folder)
+            stack += [prefix + name for name in listed
+                      if name[0] != "." and not name.endswith(".md")]
     return out

@@ -234,6 +234,38 @@ def test_a_first_search_with_no_index_looks_only_at_what_it_indexes(
     assert [hit["path"] for hit in index.searcher().all_stored_fields()] == [last]
 
 
+class _TickingClock:
+    """`time` as index.py sees it, but each `monotonic()` one second after the last."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def test_a_first_search_reads_for_part_of_its_budget_and_commits_in_the_rest(
+        project: Project, monkeypatch: pytest.MonkeyPatch, keyword_only: None) -> None:
+    """The budget bounds the reading and the commit of what was read: the reading stops at
+    READ_SHARE of it (a clock that ticks a second per look: a 10 s budget reads 5 s at
+    most), and the answer says how far it got."""
+    _vault_of(project, NOTES)
+    shutil.rmtree(project.vault.index_dir)
+    monkeypatch.setattr(index_module, "time", _TickingClock())
+    index = NoteIndex(project.vault)
+    index.build_budget, index.budget_min_notes = 10.0, 0
+    index.sync()
+    read = index.progress[0] if index.progress else 0
+    assert 1 < read <= 10.0 * index_module.READ_SHARE < NOTES
+    assert index.progress == (read, NOTES) and index.build_left
+    assert len(_manifest_notes(project)) == read
+    assert len(list(index.searcher().all_stored_fields())) == read
+
+
 def test_a_broken_note_in_the_first_answer_is_reported_and_the_build_goes_on(
         project: Project, keyword_only: None) -> None:
     vault = _vault_of(project, NOTES)

@@ -372,3 +372,42 @@ def test_vectors_checked_ahead(project: Project, monkeypatch: pytest.MonkeyPatch
     fresh(project)
     checksums.check_ahead(index, also=(vectors.VECTORS,))
     assert vector_rows(index) == {}  # refused: nothing read from it
+
+
+def test_a_search_that_finds_a_note_changed_reads_each_file_once(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot search presumes the index (its check reads every file, ahead) and then,
+    the listing showing a note changed, brings it up to date (its check again): the second
+    check only looks at each file's (inode, mtime, size); no file is read twice."""
+    from collections import Counter
+
+    from ocm.vault.freshness import scanahead
+
+    index = built.vault.index_dir
+    scores(fresh(built))  # the listing that vouches for the index recorded
+    note = next((built.vault.root / "memories").rglob("*.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nzqchanged webhook\n",
+                    encoding="utf-8")
+    reopened = fresh(built)
+    listed = set(checksums.Checksums(index)._table())
+    read = counted_digests(monkeypatch)
+    checks: list[str] = []
+    real_check = checksums.Checksums.check
+
+    def check(self: checksums.Checksums) -> tuple[str | None, bool]:
+        checks.append("check")
+        return real_check(self)
+
+    monkeypatch.setattr(checksums.Checksums, "check", check)
+    root = str(reopened.vault.root)
+    scanahead.start(root)  # as `ocm search` does
+    checksums.check_ahead(index)
+    try:
+        found = reopened.search("zqchanged")
+    finally:
+        scanahead.discard(root)
+    assert [h.path.name for h in found] == [note.name]
+    assert checks == ["check", "check"]  # presumed, then brought up to date
+    counts = Counter(name for name, _ in read)
+    assert listed <= set(counts) and set(counts.values()) == {1}, counts
+    assert {name for name, thread in read if thread == "ocm-checksums"} == listed

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -53,6 +54,7 @@ def scores(project: Project) -> list[list[tuple[str, float]]]:
 def fresh(project: Project) -> Project:
     """The vault opened again, as by a new process (its files' checks not yet cached)."""
     checksums._VERIFIED.clear()
+    checksums._AHEAD.clear()
     return Project.open(vault=project.vault.root)
 
 
@@ -279,3 +281,133 @@ def test_a_large_file_damaged_in_place_with_its_mtime_kept_is_never_read(
     assert answered == clean  # the answer of the rebuilt index, not of the damaged file
     assert not damaged.exists()  # the rebuilt index holds new segments
     assert [h.path.name for h in fresh(project).search("needle3")] == clean
+
+
+def counted_digests(monkeypatch: pytest.MonkeyPatch,
+                    gate: threading.Event | None = None) -> list[tuple[str, str]]:
+    """(file name, thread name) of each file read whole from now on; with `gate`, the
+    check started ahead waits for it before each read."""
+    read: list[tuple[str, str]] = []
+    real_digest = checksums.digest_of
+
+    def counting(source):  # noqa: ANN001, ANN202 - the real function, counted
+        thread = threading.current_thread().name
+        if gate is not None and thread == "ocm-checksums":
+            gate.wait()
+        read.append((os.path.basename(source) if isinstance(source, str) else "(open)",
+                     thread))
+        return real_digest(source)
+
+    monkeypatch.setattr(checksums, "digest_of", counting)
+    return read
+
+
+def test_files_checked_ahead_are_read_once_in_the_thread(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot command reads the files in a thread while it imports: each one once, in
+    that thread, and the search after it reads none again."""
+    index = built.vault.index_dir
+    clean = scores(fresh(built))
+    reopened = fresh(built)
+    read = counted_digests(monkeypatch)
+    checksums.check_ahead(index)
+    assert scores(reopened) == clean and not reopened.notices
+    listed = set(checksums.Checksums(index)._table())
+    assert len(listed) > 10 and sorted(read) == sorted((n, "ocm-checksums") for n in listed)
+
+
+def test_the_check_waits_for_the_thread_reading_ahead(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` (before any file of the index is opened) returns only once the thread has
+    read every file: nothing is read before it is checked."""
+    index = built.vault.index_dir
+    fresh(built)
+    gate = threading.Event()
+    read = counted_digests(monkeypatch, gate)
+    checksums.check_ahead(index)
+    found: list[tuple[str | None, bool]] = []
+    checking = threading.Thread(target=lambda: found.append(checksums.Checksums(index).check()))
+    checking.start()
+    checking.join(0.5)
+    assert checking.is_alive() and found == [] and read == []  # waiting for the thread
+    gate.set()
+    checking.join(30)
+    listed = set(checksums.Checksums(index)._table())
+    assert found == [(None, False)] and {n for n, _ in read} == listed
+    assert len(read) == len(listed) and {t for _, t in read} == {"ocm-checksums"}
+
+
+def test_a_file_damaged_before_a_check_ahead_is_never_read(built: Project) -> None:
+    """Bits flipped in place, mtime kept: the thread finds the file bad, the check that
+    waits for it says so and the index is rebuilt before anything is read from it."""
+    clean = clean_scores(built)
+    damaged = biggest(built.vault.index_dir, "._content_len.col")
+    flip(damaged, keep_mtime=True)
+    reopened = fresh(built)
+    checksums.check_ahead(built.vault.index_dir)
+    assert scores(reopened) == clean
+    assert any(damaged.name in n and "rebuilt" in n for n in reopened.notices)
+
+
+def test_vectors_checked_ahead(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vectors file's digest taken ahead is the one its load uses (read once, in the
+    thread); damaged in place with its mtime kept, the file is still refused."""
+    from ocm.indexer import vectors
+
+    with_vectors(project, monkeypatch)
+    index = project.vault.index_dir
+    clean = vector_rows(index)
+    fresh(project)
+    read = counted_digests(monkeypatch)
+    checksums.check_ahead(index, also=(vectors.VECTORS,))
+    assert vector_rows(index) == clean and len(clean) == 3
+    assert [r for r in read if r[0] == vectors.VECTORS] == [(vectors.VECTORS, "ocm-checksums")]
+    assert ("(open)", "MainThread") not in read  # the load did not read it again
+    stored = index / vectors.VECTORS
+    before = stored.stat()
+    data = bytearray(stored.read_bytes())
+    data[data.index(b"rows.npy") + 200] ^= 0x40
+    stored.write_bytes(bytes(data))
+    os.utime(stored, ns=(before.st_atime_ns, before.st_mtime_ns))
+    fresh(project)
+    checksums.check_ahead(index, also=(vectors.VECTORS,))
+    assert vector_rows(index) == {}  # refused: nothing read from it
+
+
+def test_a_search_that_finds_a_note_changed_reads_each_file_once(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot search presumes the index (its check reads every file, ahead) and then,
+    the listing showing a note changed, brings it up to date (its check again): the second
+    check only looks at each file's (inode, mtime, size); no file is read twice."""
+    from collections import Counter
+
+    from ocm.vault.freshness import scanahead
+
+    index = built.vault.index_dir
+    scores(fresh(built))  # the listing that vouches for the index recorded
+    note = next((built.vault.root / "memories").rglob("*.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nzqchanged webhook\n",
+                    encoding="utf-8")
+    reopened = fresh(built)
+    listed = set(checksums.Checksums(index)._table())
+    read = counted_digests(monkeypatch)
+    checks: list[str] = []
+    real_check = checksums.Checksums.check
+
+    def check(self: checksums.Checksums) -> tuple[str | None, bool]:
+        checks.append("check")
+        return real_check(self)
+
+    monkeypatch.setattr(checksums.Checksums, "check", check)
+    root = str(reopened.vault.root)
+    scanahead.start(root)  # as `ocm search` does
+    checksums.check_ahead(index)
+    try:
+        found = reopened.search("zqchanged")
+    finally:
+        scanahead.discard(root)
+    assert [h.path.name for h in found] == [note.name]
+    assert checks == ["check", "check"]  # presumed, then brought up to date
+    counts = Counter(name for name, _ in read)
+    assert listed <= set(counts) and set(counts.values()) == {1}, counts
+    assert {name for name, thread in read if thread == "ocm-checksums"} == listed

@@ -150,16 +150,22 @@ def test_the_cases_find_something(world: dict[str, str]) -> None:
     assert b"Pool size under load" in _run(LEAN, ["pool"], world).stdout
 
 
-def test_a_search_imports_no_click_rich_mcp_or_git(world: dict[str, str]) -> None:
+def _loaded_by_a_search(world: dict[str, str], modules: tuple[str, ...]) -> str:
+    """'<exit code> [those of `modules` loaded]' after `ocm search --json pool` in a new
+    process; its output must hold a hit."""
     env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
     code = ("import sys\nfrom ocm.cli import lean\nsys.argv = ['ocm', 'search', '--json', "
             "'pool']\ntry:\n    lean.main()\nexcept SystemExit as done:\n    code = done.code\n"
-            "loaded = sorted(m for m in ('click', 'rich', 'mcp', 'git') if m in sys.modules)\n"
+            f"loaded = sorted(m for m in {modules!r} if m in sys.modules)\n"
             "sys.stderr.write(f'{code} {loaded}')\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=world["repo"], env=env,
                           capture_output=True, timeout=120, check=False)
-    assert done.stderr.decode() == "0 []"
     assert b'"id"' in done.stdout
+    return done.stderr.decode()
+
+
+def test_a_search_imports_no_click_rich_mcp_or_git(world: dict[str, str]) -> None:
+    assert _loaded_by_a_search(world, ("click", "rich", "mcp", "git")) == "0 []"
 
 
 @pytest.mark.parametrize("args", [
@@ -210,3 +216,13 @@ def test_a_lean_search_finds_a_note_edited_in_place(project: Project, run_ocm) -
     assert path.parent.stat().st_mtime_ns == folder_mtime
     assert json.loads(run_ocm("search", "--json", "kafkb").stdout)
     assert json.loads(run_ocm("search", "--json", "kafka").stdout) == []
+
+
+
+def test_a_search_of_an_index_up_to_date_imports_no_lock_or_write_rules(
+        world: dict[str, str]) -> None:
+    """Once the index is up to date, a search takes no lock and writes no note: filelock
+    (logging, platform) and the session hand-over and redaction rules stay unloaded."""
+    _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
+    assert _loaded_by_a_search(world, ("filelock", "ocm.vault.autosummary",
+                                       "ocm.vault.secrets.redact")) == "0 []"

@@ -42,7 +42,9 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         chunks: bool = False, author: str | None = None) -> None:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
     printed."""
+    from ocm.indexer import checksums
     from ocm.indexer.manifest import MANIFEST
+    from ocm.indexer.vectors import VECTORS
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True)
@@ -61,6 +63,8 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
     root = str(project.vault.root)
     if (project.vault.index_dir / MANIFEST).exists():
         scanahead.start(root)
+        # Its files read whole in a thread meanwhile too, before any is read (checksums.py).
+        checksums.check_ahead(project.vault.index_dir, also=(VECTORS,))
     try:
         hits = project.search(req)
     finally:

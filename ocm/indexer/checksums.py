@@ -15,7 +15,10 @@ mtime says. A long-lived process (the MCP server, `ocm ui`) then checks a file a
 when its (inode, mtime, size) changed: bits that rot in place under an unchanged mtime after
 it checked are found by the next process that starts. XXH3 over the mapped file costs ~33 ms
 of CPU per 110 MB (10k notes; zlib's CRC-32 over the same map ~79 ms, read in chunks ~85 ms):
-see bench/README.md.
+see bench/README.md. A one-shot command reads them in a thread while it is still importing
+(`check_ahead`: xxhash lets go of the GIL while it hashes a buffer), and `check` waits for
+that thread before it looks at any file: every file is still read in full before the
+process reads any of it, only no longer on the command's critical path.
 A file missing from the table (an index written before checksums, or a commit killed before
 its manifest) is unknown, not damaged: `record` adds it, as it is, the next time the index
 lock is free (trust on first use: a rebuild of 100k notes to vouch for an index that was
@@ -30,6 +33,7 @@ import json
 import mmap
 import os
 import re
+import threading
 from pathlib import Path
 from typing import BinaryIO
 
@@ -42,6 +46,60 @@ SUMS = "checksums.json"
 _SEGMENT_FILE = re.compile(r"^MAIN_[0-9a-z]+\.")
 # Files found whole in this process: path -> (inode, mtime_ns, size, digest).
 _VERIFIED: dict[str, tuple[int, int, int, int]] = {}
+
+
+class _Ahead:
+    """A check of one index folder's files running in a thread (`check_ahead`)."""
+
+    def __init__(self, folder: Path, also: tuple[str, ...]) -> None:
+        self.segments_done = threading.Event()
+        # Other files of the folder (the vectors file), digested after the segment files:
+        # name -> ((inode, mtime_ns, size) as opened, XXH3-64).
+        self.digests: dict[str, tuple[tuple[int, int, int], int]] = {}
+        self.thread = threading.Thread(target=self._run, args=(folder, also),
+                                       name="ocm-checksums", daemon=True)
+
+    def _run(self, folder: Path, also: tuple[str, ...]) -> None:
+        try:
+            # Fills _VERIFIED; a file that fails stops it, and the check that waits for
+            # this one reads that file again and says so.
+            Checksums(folder).unwaited_check()
+        except Exception:  # noqa: BLE001, S110 - the check that waits does it all again
+            pass
+        finally:
+            self.segments_done.set()
+        for name in also:
+            with contextlib.suppress(OSError, ValueError):
+                self.digests[name] = digest_of(os.path.join(folder, name))
+
+
+# Checks started ahead, by index folder.
+_AHEAD: dict[str, _Ahead] = {}
+
+
+def check_ahead(folder: Path, also: tuple[str, ...] = ()) -> None:
+    """Start reading the segment files of `folder` in full (then the files named `also`)
+    in a thread, for the `check` and `digest_taken` of this process to wait for. Once per
+    folder and process."""
+    if os.fspath(folder) in _AHEAD:
+        return
+    ahead = _AHEAD[os.fspath(folder)] = _Ahead(folder, also)
+    ahead.thread.start()
+
+
+def digest_taken(folder: Path, name: str,
+                 handle: BinaryIO) -> tuple[tuple[int, int, int], int]:
+    """`digest_of(handle)` for the file `name` of `folder`, open as `handle`: the digest a
+    check started ahead took of it when that was this very file as it is now (inode,
+    mtime, size), once; otherwise read now."""
+    ahead = _AHEAD.get(os.fspath(folder))
+    if ahead is not None:
+        ahead.thread.join()
+        taken = ahead.digests.pop(name, None)
+        st = os.fstat(handle.fileno())
+        if taken is not None and taken[0] == (st.st_ino, st.st_mtime_ns, st.st_size):
+            return taken
+    return digest_of(handle)
 
 
 def digest_of(source: str | BinaryIO) -> tuple[tuple[int, int, int], int]:
@@ -100,7 +158,15 @@ class Checksums:
 
     def check(self) -> tuple[str | None, bool]:
         """(the name of a file that fails its checksum or None, whether `record` has
-        something to add: a segment file with no checksum)."""
+        something to add: a segment file with no checksum). Waits for a check of this
+        folder started ahead, whose digests it then takes."""
+        ahead = _AHEAD.get(os.fspath(self.folder))
+        if ahead is not None:
+            ahead.segments_done.wait()
+        return self.unwaited_check()
+
+    def unwaited_check(self) -> tuple[str | None, bool]:
+        """`check`, without waiting for a check started ahead (that one's own)."""
         table = self._table()
         to_record = False
         for name in self._segment_files():

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from filelock import Timeout
 from whoosh import index as windex
 from whoosh.writing import LockError
 
@@ -347,7 +346,7 @@ class NoteIndex:
                         return self._sync_locked(report, progress, True)
                     finally:  # a rebuild that failed too (a full disk) leaves no partial file
                         sweep_partial(self.dir)
-        except Timeout:
+        except _lock_timeout():
             if not elsewhere:
                 raise
             assert manifest is not None and scan is not None
@@ -446,7 +445,7 @@ class NoteIndex:
             report.notice = (f"ocm: search index file {', '.join(removed)} failed its "
                              "checksum; removed it (scores come from Whoosh's own postings)")
         if to_record:
-            with contextlib.suppress(Timeout, OSError), locked(
+            with contextlib.suppress(_lock_timeout(), OSError), locked(
                     self.vault.locks_dir, INDEX_LOCK, timeout=0):
                 sums.record()
         return True
@@ -965,6 +964,14 @@ class NoteIndex:
                 reader.close()
                 merge.append(segment)
         return [s for s in segments if s not in merge]
+
+
+def _lock_timeout() -> type[Exception]:
+    """filelock's Timeout, imported once a lock is taken: filelock's imports (logging,
+    platform; ~30 ms) are not on the path of a search whose index is up to date."""
+    from filelock import Timeout
+
+    return Timeout
 
 
 def _unchanged(scan: dict[str, list[int]], known: dict[str, list[int]],

@@ -36,7 +36,7 @@ from typing import Any
 
 from ocm.vault.atomic import atomic_write_bytes, open_new
 
-from .checksums import digest_of
+from .checksums import digest_of, digest_taken
 from .embed import DIM, MODEL, Embedder
 
 VECTORS = "vectors.npz"
@@ -234,7 +234,7 @@ class VectorStore:
         import numpy as np
 
         with open(self.folder / VECTORS, "rb") as handle, zipfile.ZipFile(handle) as stored:
-            (_, _, size), digest = digest_of(handle)
+            (_, _, size), digest = digest_taken(self.folder, VECTORS, handle)
             whole = [size, digest]
             if _as_checked(self.folder) != whole:
                 _check_crcs(stored)

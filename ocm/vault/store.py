@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import autosummary, locks
+from . import locks
 from .atomic import atomic_write_text, locked
 from .boundary import check_inside, check_size
 from .clock import now, utc_timestamp
@@ -125,6 +125,9 @@ class Vault(NoteFolder):
         slug = validate_slug(inp.slug) if inp.slug else None
         path = self.find_session(session_id)
         sid = path.stem
+
+        # Imported here: its redaction and hand-over rules are not on the search path.
+        from . import autosummary
 
         def mutate(doc: Document) -> str:
             note = SessionNote(doc)

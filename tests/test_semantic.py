@@ -360,6 +360,25 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
             [store.matrix[start:start + 64] @ query for start in range(0, len(rows), 64)]))
 
 
+def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
+        tmp_path) -> None:
+    """A build's bulk path (`_compiled`: wordllama's compiled tokenizer, unpadded, over its
+    float32 rows) gives bit for bit the rows of the lean path, and leaves wordllama's own
+    tokenizer padding as wordllama set it (its `embed` needs it)."""
+    import numpy as np
+
+    model, why = embed._load()
+    assert model is not None, why
+    texts = ["", "a", *_texts(), "x" * 30, "", "z " * 700]
+    assert len(texts) > 3 * embed.MODEL_BATCH  # several calls of the tokenizer
+    bulk = model._compiled(texts)
+    assert bulk.tobytes() == model._lean(texts, tmp_path, max_segment=None).tobytes()
+    assert not bulk[0].any() and bulk[1].any()
+    assert model.model().tokenizer.padding is not None
+    theirs = model.model().embed(texts[1:9], norm=False)
+    assert np.abs(bulk[1:9] - theirs).max() < 1e-6
+
+
 def test_texts_embedded_together_are_the_floats_of_each_alone(tmp_path) -> None:
     """`_lean` gathers all texts' token rows at once and adds short texts a length at a
     time: every row must be, bit for bit, the mean of its tokens' rows added in order (the

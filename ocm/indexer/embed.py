@@ -39,9 +39,8 @@ TENSOR = "embedding.weight"
 LEAN_CHARS = 20_000
 # Texts of at most this many tokens are embedded together, a length at a time (`_lean`).
 SHORT_TOKENS = 16
-# Texts per wordllama call: it pads each call's texts to the longest and holds their token
-# vectors at once (64, its default, of ~1,200 tokens: ~150 MB in flight per process during
-# a build); each text's vector is the same whatever the batch (padding adds zeros).
+# Texts per call of the compiled tokenizer in a bulk embedding: their token rows are held
+# at once (16 notes of ~1,200 tokens: ~20 MB in flight per process during a build).
 MODEL_BATCH = 16
 _OFF = ("0", "false", "no", "off", "")
 
@@ -101,6 +100,7 @@ class Embedder:
         self.matrix = _weights(folder)
         self._tokenizer: Tokenizer | None = None
         self._model: Any = None
+        self._compiled_tokenizer: Any = None
 
     def embed(self, texts: list[str], cache: Path | None = None) -> Any:
         """Embeddings of `texts`, shape (len(texts), DIM); `cache` is a folder that may keep
@@ -114,13 +114,8 @@ class Embedder:
             with contextlib.suppress(TooLong):  # a very long word: wordllama's tokenizer
                 vectors = self._lean(texts, cache)
         if vectors is None:
-            # Shortest first: wordllama pads each batch (MODEL_BATCH) to its longest text, so
-            # batches of like lengths gather less padding (~20 % less time on 1k notes).
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             try:
-                vectors = np.empty((len(texts), DIM), dtype=np.float32)
-                vectors[order] = self.model().embed([texts[i] for i in order], norm=False,
-                                                   batch_size=MODEL_BATCH)
+                vectors = self._compiled(texts)
             except Exception:  # noqa: BLE001 - wordllama itself failed: same vectors, slower
                 vectors = self._lean(texts, cache, max_segment=None)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -128,20 +123,48 @@ class Embedder:
 
     def _lean(self, texts: list[str], cache: Path | None,
               max_segment: int | None = MAX_SEGMENT) -> Any:
+        tokenizer = self.tokenizer(cache)
+        return self._pooled([tokenizer.encode(text, max_segment) for text in texts],
+                            self.matrix)
+
+    def _compiled(self, texts: list[str]) -> Any:
+        """`_lean`'s vectors (the same floats) with wordllama's compiled tokenizer: the
+        token ids of MODEL_BATCH texts at a time, unpadded (wordllama's own `embed` pads
+        each batch to its longest text and multiplies every row by a mask)."""
         import numpy as np
 
-        tokenizer = self.tokenizer(cache)
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if self._compiled_tokenizer is None:
+            theirs = self.model().tokenizer  # wordllama turned its padding on: a copy
+            tokenizer = type(theirs).from_str(theirs.to_str())
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            self._compiled_tokenizer = tokenizer
+        tokenizer = self._compiled_tokenizer
+        matrix = self.model().embedding  # the wheel's rows as float32: none to convert
+        # (no offsets needed: `encode_batch_fast` where this tokenizers has it)
+        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for at in range(0, len(texts), MODEL_BATCH):
+            encoded = encode(texts[at:at + MODEL_BATCH], add_special_tokens=False)
+            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], matrix)
+        return out
+
+    @staticmethod
+    def _pooled(encoded: list[list[int]], matrix: Any) -> Any:
+        """Each text's mean token row, from the texts' token ids and the token rows
+        (`matrix`: float16 or float32, the same values)."""
+        import numpy as np
+
+        out = np.zeros((len(encoded), DIM), dtype=np.float32)
         # All texts' token rows in one gather from the plain array (indexing the memmap
         # costs ~10 µs a call, and a search embeds a note's words one text each), each
         # text's rows then summed as before: the same floats, a few numpy calls fewer.
-        encoded = [tokenizer.encode(text, max_segment) for text in texts]
         total = sum(map(len, encoded))
         if not total:
             return out
         ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=total)
-        rows = np.asarray(self.matrix)[np.minimum(ids, self.matrix.shape[0] - 1)].astype(
-            np.float32)
+        rows = np.asarray(matrix)[np.minimum(ids, matrix.shape[0] - 1)].astype(
+            np.float32, copy=False)
         counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         starts = np.cumsum(counts) - counts
         # Texts of a few tokens (a note's words) a length at a time: their rows added in

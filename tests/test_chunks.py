@@ -22,6 +22,9 @@ from ocm.vault.sections import find_section, link_heading, sections
 
 from .conftest import snapshot
 
+# run_ocm: what these check is a command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
+
 FILLER = ("The team reviewed the deployment checklist and the rollout notes together, "
           "then wrote down what everyone agreed on before the meeting ended. ")
 

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# What these check is each command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
+
 
 @pytest.mark.parametrize("args", [
     ["remember", "x is y", "--type", "gotcha"],

@@ -14,6 +14,9 @@ from ocm.vault.memories import MemoryNote
 
 from .conftest import make_repo, snapshot
 
+# run_ocm: what these check is a command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
+
 MCP_JSONL = "\n".join(json.dumps(x) for x in [
     {"type": "entity", "name": "payments-service", "entityType": "service",
      "observations": ["Written in Go", "Talks to Stripe through src/stripe/client.go"]},

@@ -17,6 +17,9 @@ from ocm.vault.sessions import CheckpointInput
 
 from .conftest import git, snapshot
 
+# run_ocm: what these check is a command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
+
 
 def memo(path: Path) -> MemoryNote:
     return MemoryNote(read_document(path))
@@ -89,6 +92,7 @@ def test_resolve_and_archive_are_idempotent(project: Project, run_ocm) -> None:
         project.set_memory_status(c.id, "superseded", superseded_by=d.id)
 
 
+@pytest.mark.cli_in_process(False)  # each `ocm verify` sees the repo anew
 def test_verify_restamps_and_clears_stale(project: Project, repo: Path, run_ocm) -> None:
     (repo / "src").mkdir()
     (repo / "src" / "pay.py").write_text("RETRIES = 3\n")

@@ -6,10 +6,15 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from ocm.project import Project
 from ocm.vault import projects as registry
 
 from .conftest import make_repo
+
+# run_ocm: what these check is a command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
 
 
 def two_projects(tmp_path: Path) -> tuple[Project, Project]:

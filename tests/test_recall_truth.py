@@ -60,6 +60,7 @@ def test_identity_is_never_dropped_and_dropped_counts_everything(project: Projec
     assert roomy.dropped == 0 and roomy.warning is None and len(roomy.items) == 111
 
 
+@pytest.mark.cli_in_process
 def test_budget_warning_reaches_the_cli(run_ocm, repo: Path) -> None:
     run_ocm("init", "--agents", "none")
     for n in range(12):

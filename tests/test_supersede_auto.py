@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ocm.project import Project
 from ocm.vault.alike.supersede import judge, similarity
 from ocm.vault.folder import read_document
@@ -14,6 +16,9 @@ from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CheckpointInput
 
 from .conftest import snapshot
+
+# run_ocm: what these check is a command's output and exit code, not a process of its own.
+pytestmark = pytest.mark.cli_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = "The Postgres connection pool size is 20 per web worker."

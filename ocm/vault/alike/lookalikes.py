@@ -6,11 +6,20 @@ caller found them, else the type's folder (at most MAX_SCAN most recently change
 Each file is read once and looked at raw once (status, key, and the cosine of its words with
 the new record's, no YAML), and parsed only when one of the two checks could still use it,
 once for both. Keeps a `remember` to one read of each of its few candidates.
+
+A process that writes many records (the MCP server, a script) keeps the raw look of each file
+it read (`_SEEN`, at most MAX_SCAN files), keyed on the file's inode, size, mtime and ctime:
+a later `remember` reads only the files changed since (an editor's atomic replace changes
+the inode, an in-place write the ctime), not every record of the type again. As git does
+for its index, a file changed within RACY_NS of the read is not kept: a second change in the
+same tick of the file system's clock could leave all four the same.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +39,7 @@ MAX_SCAN = 5000
 # The raw look counts words a little differently from the parsed record (the title line as
 # written, the body with its headings): room for that before a file is skipped.
 PREFILTER_MARGIN = 0.05
+RACY_NS = 50_000_000  # file times are coarse (a few ms); this is well past one tick
 _FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status", "key",
                                                                             "title")}
 
@@ -57,24 +67,35 @@ def record_paths(vault: NoteFolder, memory_type: str, candidates: list[Path] | N
 
 
 @dataclass
-class Look:
-    """A record file seen raw: its text, whether it is active and has a key, and the cosine
-    of its words with the new record's (1.0 for a file without the usual frontmatter: the
-    real parser decides)."""
+class Raw:
+    """A record file seen raw: its text, whether it is active and has a key, and its words
+    (None for a file without the usual frontmatter: the real parser decides)."""
     text: str
     active: bool
     keyed: bool
-    score: float
+    words: Counter[str] | None
     head: str = ""  # the frontmatter, lower-cased
     status: str = "active"
 
 
-def look(text: str, new_words: Counter[str]) -> Look:
+@dataclass
+class Look:
+    """A raw record file and the cosine of its words with the new record's (1.0 for a file
+    without the usual frontmatter)."""
+    text: str
+    active: bool
+    keyed: bool
+    score: float
+    head: str = ""
+    status: str = "active"
+
+
+def raw(text: str) -> Raw:
     if not text.startswith("---"):
-        return Look(text, True, False, 1.0)  # unusual note: let the real parser decide
+        return Raw(text, True, False, None)  # unusual note: let the real parser decide
     end = text.find("\n---", 3)
     if end < 0:
-        return Look(text, True, False, 1.0)
+        return Raw(text, True, False, None)
     head, body = text[:end], text[end + 4:]
     found = _FM_LINE["status"].search(head)
     status = (found.group(1).strip().strip("'\"") if found else "") or "active"
@@ -82,8 +103,38 @@ def look(text: str, new_words: Counter[str]) -> Look:
     key = _FM_LINE["key"].search(head)
     keyed = bool(key and key.group(1).strip() not in ("", "null", "~", "''", '""'))
     title = _FM_LINE["title"].search(head)
-    score = cosine(new_words, words(title.group(1) if title else "", body))
-    return Look(text, active, keyed, score, head.lower(), status)
+    return Raw(text, active, keyed, words(title.group(1) if title else "", body), head.lower(),
+               status)
+
+
+def look(seen: Raw, new_words: Counter[str]) -> Look:
+    score = 1.0 if seen.words is None else cosine(new_words, seen.words)
+    return Look(seen.text, seen.active, seen.keyed, score, seen.head, seen.status)
+
+
+# path -> ((inode, size, mtime, ctime), its raw look): what this process last read of it.
+_SEEN: dict[Path, tuple[tuple[int, int, int, int], Raw]] = {}
+
+
+def read_raw(path: Path) -> Raw:
+    """The raw look of `path`, read again only when the file changed since this process
+    last read it. Raises what `read_note_text` raises."""
+    try:
+        found = os.stat(path, follow_symlinks=False)
+        stamp = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    except OSError:
+        stamp = None  # read_note_text says why
+    kept = _SEEN.get(path)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return kept[1]
+    read_at = time.time_ns()
+    seen = raw(read_note_text(path))
+    _SEEN.pop(path, None)
+    if stamp is not None and max(stamp[2], stamp[3]) < read_at - RACY_NS:
+        if len(_SEEN) >= MAX_SCAN:
+            del _SEEN[next(iter(_SEEN))]  # the one read longest ago
+        _SEEN[path] = (stamp, seen)
+    return seen
 
 
 class Lookalikes:
@@ -127,7 +178,7 @@ class Lookalikes:
     def _look(self, path: Path) -> Look | None:
         if path not in self._looks:
             try:
-                self._looks[path] = look(read_note_text(path), self.words)
+                self._looks[path] = look(read_raw(path), self.words)
             except (OcmError, OSError) as exc:
                 self._looks[path] = None
                 self.broken[path] = str(exc)

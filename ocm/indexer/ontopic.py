@@ -234,13 +234,14 @@ class WordMeaning:
             return 0.0
         import numpy as np
 
-        vectors = self.model.embed(words, self.folder)
+        from .wordvectors import word_vectors
+
+        # Each word's row and pieces made once per process (ocm/indexer/wordvectors.py).
+        vectors, pieces = word_vectors(self.model, self.folder, words)
         cosines = self.query @ vectors.T
-        tokenizer = self.model.tokenizer(self.folder)
-        # Best pair first; a note word is split into pieces only when its pair comes up.
-        for flat in np.argsort(cosines, axis=None)[::-1].tolist():
+        for flat in np.argsort(cosines, axis=None)[::-1].tolist():  # best pair first
             row, col = divmod(flat, len(words))
-            if not self.pieces[row] & frozenset(tokenizer.encode(words[col])):
+            if not self.pieces[row] & pieces(col):
                 return float(cosines[row, col])
         return -1.0
 

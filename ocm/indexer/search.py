@@ -251,7 +251,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     for hit in hits:
         hit.bm25 = hit.score
     if terms and meaning:
-        hits, numbers = _fuse(index, scorer, text, hits, numbers, filter_q, mask)
+        hits, numbers = _fuse(index, scorer, text, hits, numbers, filter_q, mask, explain)
     if explain and terms:
         # The search that ran, explained: the same candidates and scores, each with its
         # BM25F by field and the fusion step that made its score.
@@ -415,10 +415,11 @@ def semantic_weight(text: str) -> float:
 
 
 def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
-          numbers: list[int], allow: Q.Query | None, mask: Q.Query | None
-          ) -> tuple[list[Hit], list[int]]:
+          numbers: list[int], allow: Q.Query | None, mask: Q.Query | None,
+          explain: bool = False) -> tuple[list[Hit], list[int]]:
     """Add the notes closest in meaning to the candidates and re-score every candidate
-    with the fused score (`numbers`: the candidates' doc numbers in `scorer`'s searcher).
+    with the fused score (`numbers`: the candidates' doc numbers in `scorer`'s searcher;
+    each hit's `fusion` step only for `explain`).
     Without embeddings (turned off, or the model did not load) the BM25F hits come back as
     they were."""
     import numpy as np
@@ -471,6 +472,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     high_b = max(bm25)
     low_c, high_c = min(cos), max(cos)
     weight = semantic_weight(text)
+    phrase = is_phrase(text)
     words: on_topic.WordMeaning | None = None
     for hit, b, c, mine, near in zip(hits, bm25, cos, own, closest, strict=True):
         # BM25F over its best: a note that shares a word with the query keeps a share of
@@ -483,7 +485,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         hit.cosine = near
         hit.close = on_topic.close(text, near, hit.similarity)
         diluted = near >= MIN_DILUTED_COSINE and not hit.part_similarities
-        if not b and is_phrase(text) and (hit.close or diluted):
+        if not b and phrase and (hit.close or diluted):
             # A note holding no word of a search phrase: the whole texts' embeddings are
             # close for unrelated notes too; one of its words must have a near twin here.
             # A note of one part is read by its closest sentence when its whole text is
@@ -498,10 +500,12 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
                 hit.close = on_topic.close(text, near, hit.similarity)
             hit.close = hit.close and words.best(note) >= MIN_WORD_COSINE
         hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
-        hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
-                      "cosine": round(c, 4), "cosine_range": [round(low_c, 4), round(high_c, 4)],
-                      "weights": [round(1 - weight, 2), round(weight, 2)],
-                      "fused": round(hit.score, 4)}
+        if explain:
+            hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
+                          "cosine": round(c, 4),
+                          "cosine_range": [round(low_c, 4), round(high_c, 4)],
+                          "weights": [round(1 - weight, 2), round(weight, 2)],
+                          "fused": round(hit.score, 4)}
     return hits, numbers
 
 

@@ -75,6 +75,8 @@ Embedded = tuple[Any, Any]
 # Rows multiplied with a query vector in one BLAS call: 1024 x DIM = 262k floats, under
 # OpenBLAS's threshold for threading a matrix-vector product (460k in OpenBLAS 0.3.31).
 PRODUCT_ROWS = 1024
+# Notes whose row a warm process keeps found (`VectorStore.row`): ~100 bytes each.
+ROWS_LOOKED_KEPT = 50_000
 
 
 class VectorStore:
@@ -91,6 +93,9 @@ class VectorStore:
         # while "paths" is there; "starts": where each note's section rows start.
         self._raw: dict[str, Any] = {}
         self._row_of: dict[str, int] | None = None  # made on first use
+        # `row`'s binary searches already made, for the file's path order `_looked_in`.
+        self._looked: dict[str, int | None] = {}
+        self._looked_in: Any = None
         self._part_start_of: list[int] | None = None
         # The manifest state (Manifest.token) the rows were last brought in line with.
         self._token: tuple | None = None
@@ -141,6 +146,12 @@ class VectorStore:
         order = self._raw.get("order") if "paths" in self._raw else None
         if order is None:
             return self._row.get(rel)
+        # A warm process looks up the same notes search after search: each answer is kept
+        # while this file's path order is the one searched (another file: a new `order`).
+        if self._looked_in is not order or len(self._looked) >= ROWS_LOOKED_KEPT:
+            self._looked, self._looked_in = {}, order
+        if rel in self._looked:
+            return self._looked[rel]
         low, high = 0, len(order)
         while low < high:
             middle = (low + high) // 2
@@ -148,9 +159,11 @@ class VectorStore:
                 low = middle + 1
             else:
                 high = middle
-        if low < len(order) and self.path(found := int(order[low])) == rel:
-            return found
-        return None
+        found: int | None = int(order[low]) if low < len(order) else None
+        if found is not None and self.path(found) != rel:
+            found = None
+        self._looked[rel] = found
+        return found
 
     @property
     def sigs(self) -> list[list[int]]:

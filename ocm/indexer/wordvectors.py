@@ -1,0 +1,80 @@
+"""Single words' unit vectors and token pieces, kept made across searches.
+
+A search phrase's meaning-only hits are read word by word (`ontopic.WordMeaning.best`):
+each note's first few hundred distinct words embedded, then split into token pieces where
+a pair comes up. A warm process meets the same words in search after search (a vault's
+vocabulary is far smaller than its notes' words summed), so each word is embedded and
+split once and its row kept here. The rows are the floats `Embedder.embed` gives for the
+words in one call: a short word list takes the embedder's lean path, which makes and
+normalises each text's row on its own (its tokens' rows added in order), so a row does not
+depend on the other words embedded beside it. A list the lean path would not take (over
+`LEAN_CHARS` in all, or a word too long for the lean tokenizer) is embedded as before, its
+words split into pieces only when asked.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .bpe import MAX_SEGMENT
+from .embed import DIM, LEAN_CHARS
+
+# Words kept per embedder (1 KB each: 256 float32, and their pieces): ~22 MB at most.
+WORDS_KEPT = 20_000
+
+
+class _Kept:
+    """One embedder's words: each word's row in `matrix` (grown as words come) and pieces."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, int] = {}
+        self.pieces: list[frozenset[int]] = []
+        self.matrix: Any = None
+        self.clear()
+
+    def clear(self) -> None:
+        import numpy as np
+
+        self.at, self.pieces = {}, []
+        self.matrix = np.zeros((0, DIM), dtype=np.float32)
+
+    def add(self, words: list[str], rows: Any, tokenizer: Any) -> None:
+        import numpy as np
+
+        first = len(self.at)
+        if first + len(words) > len(self.matrix):
+            grown = np.zeros((max(2 * len(self.matrix), first + len(words), 1024), DIM),
+                             dtype=np.float32)
+            grown[:first] = self.matrix[:first]
+            self.matrix = grown
+        self.matrix[first:first + len(words)] = rows
+        for offset, word in enumerate(words):
+            self.at[word] = first + offset
+            self.pieces.append(frozenset(tokenizer.encode(word)))
+
+
+_kept: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
+
+
+def word_vectors(model: Any, folder: Any,
+                 words: list[str]) -> tuple[Any, Callable[[int], frozenset[int]]]:
+    """The unit vectors of `words` (one row each, as `model.embed(words, folder)` gives
+    them), and the token pieces of the word at a position."""
+    tokenizer = model.tokenizer(folder)
+    if sum(map(len, words)) > LEAN_CHARS or max(map(len, words), default=0) >= MAX_SEGMENT:
+        return (model.embed(words, folder),
+                lambda at: frozenset(tokenizer.encode(words[at])))  # split when asked
+    kept = _kept.get(model)
+    if kept is None:
+        kept = _kept[model] = _Kept()
+    missing = list(dict.fromkeys(word for word in words if word not in kept.at))
+    if len(kept.at) + len(missing) > WORDS_KEPT:  # a vocabulary past the bound: start again
+        kept.clear()
+        missing = list(dict.fromkeys(words))
+    if missing:
+        kept.add(missing, model.embed(missing, folder), tokenizer)
+    rows = [kept.at[word] for word in words]
+    pieces = kept.pieces
+    return kept.matrix[rows], lambda at: pieces[rows[at]]

@@ -70,10 +70,10 @@ class ProjectCost:
         self._project = ontopic.project
 
     def __enter__(self) -> ProjectCost:
-        def timed(*args: Any) -> str | None:
+        def timed(scorer: Any, text: str, fields: tuple[str, ...]) -> str | None:
             start = time.process_time()
             try:
-                return self._project(*args)
+                return self._project(scorer, text, fields)
             finally:
                 self.seconds += time.process_time() - start
                 self.calls += 1

@@ -7,7 +7,9 @@ for a pasted paragraph: a share of the query's idf-weighted words, `word_mass`),
 **meaning** when its embedding is close to the query's by itself (a bare cosine, which
 holds across vaults) and stands out from the vault's other notes (the relative rule of
 `relevance.MIN_SIMILARITY`). Neither: the search leaves it out, and a query about nothing
-the vault holds answers with nothing.
+the vault holds answers with nothing. A pasted paragraph is also asked whose project it is
+about (`project`): another repository's issue shares plain words with any code vault, but
+not the names of its packages.
 
 An identifier or a path asked for alone (`ModuleNotFoundError`, `embedding_server.py`)
 asks for the notes holding it whole: those rank above the notes holding only its parts
@@ -56,10 +58,10 @@ MAX_SURFACE = 100
 MIN_BASE = 0.05
 
 # `project`: a vault's own package is a folder at the top of its notes' files (or under one
-# of CONTAINERS) holding at least ROOT_SHARE of its notes; a package a paragraph imports
-# (`import x`, `from x.y import`, a traceback's `site-packages/x/`) counts as another
-# project's when the paragraph names it MIN_MENTIONS times and no note holds it. The
-# standard library is everyone's.
+# of CONTAINERS) whose name the files of at least ROOT_SHARE of its notes hold; a package a
+# paragraph imports (`import x`, `from x.y import`, a traceback's `site-packages/x/`)
+# counts as another project's when the paragraph names it MIN_MENTIONS times and no note
+# holds it. The standard library is everyone's.
 ROOT_SHARE = 0.1
 CONTAINERS = ("src", "lib")
 NOT_ROOTS = frozenset({*CONTAINERS, "tests", "test", "docs", "doc", "scripts", "examples"})
@@ -171,8 +173,9 @@ def _has_prefix(scorer: Any, field: str, prefix: str) -> bool:
 
 
 def own_package(scorer: Any, name: str) -> bool:
-    """`name` (lower case) is a package of the vault's own: its notes' files sit under
-    `name/` (or `src/name/`, `lib/name/`, and `_name` alike) in ROOT_SHARE of its notes."""
+    """`name` (lower case) is a package of the vault's own: the files of ROOT_SHARE of its
+    notes name it, and some file sits under `name/` (or `src/name/`, `lib/name/`, and
+    `_name` alike): a top folder, not a folder deep in every path (`core`, `db`)."""
     if name in NOT_ROOTS:
         return False
     terms = word_terms(name)

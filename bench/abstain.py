@@ -46,6 +46,7 @@ from bench.retrieval import (  # noqa: E402
     query_metrics,
     set_name,
 )
+from ocm.indexer import ontopic, relevance  # noqa: E402
 
 MIN_BIN = 30
 SETS = ("locomo/session", "locomo/turn", "realtalk/session", "realtalk/turn", "swebench/patch")
@@ -53,11 +54,35 @@ SETS = ("locomo/session", "locomo/turn", "realtalk/session", "realtalk/turn", "s
 
 def thresholds_off() -> None:
     """Every hit on topic (for --dump): the measures are still computed on each hit."""
-    from ocm.indexer import relevance
 
     relevance.MIN_COSINE = relevance.MIN_COSINE_PARAGRAPH = -1.0
     relevance.MIN_SIMILARITY = relevance.MIN_SIMILARITY_PARAGRAPH = -1.0
     relevance.MIN_MASS = relevance.MIN_COVERAGE = relevance.MIN_FAMILIAR = 0.0
+    ontopic.MIN_MENTIONS = sys.maxsize  # no imported package is another project's
+
+
+class ProjectCost:
+    """CPU seconds spent in `ontopic.project` (whose project a pasted paragraph is about)
+    and how many paragraphs it judged, while installed."""
+
+    def __init__(self) -> None:
+        self.seconds, self.calls = 0.0, 0
+        self._project = ontopic.project
+
+    def __enter__(self) -> ProjectCost:
+        def timed(scorer: Any, text: str, fields: tuple[str, ...]) -> str | None:
+            start = time.process_time()
+            try:
+                return self._project(scorer, text, fields)
+            finally:
+                self.seconds += time.process_time() - start
+                self.calls += 1
+
+        ontopic.project = timed
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ontopic.project = self._project
 
 
 def features(hit: Any, top: float, relevant: set[str], to_doc: dict[str, str]) -> dict:
@@ -83,6 +108,7 @@ def run_set(data: Path, cross: int, dump: Any = None) -> dict[str, Any]:
     ndcg: list[float] = []
     answered: list[bool] = []
     nothing: list[bool] = []
+    cost = ProjectCost()
     for name, gdocs in groups.items():
         dates = [parse_date(d.get("date")) for d in gdocs]
         known = [x for x in dates if x is not None]
@@ -93,7 +119,8 @@ def run_set(data: Path, cross: int, dump: Any = None) -> dict[str, Any]:
             own = by_group.get(name, [])
             others = [q for other, qs in by_group.items() if other != name for q in qs[:cross]]
             for q, in_group in [*((q, True) for q in own), *((q, False) for q in others)]:
-                hits = project.search(q["text"], now=now)
+                with cost:
+                    hits = project.search(q["text"], now=now)
                 rel = qrels[q["id"]] if in_group else set()
                 if in_group:
                     ranked = list(dict.fromkeys(to_doc.get(h.id, h.id) for h in hits))
@@ -111,7 +138,8 @@ def run_set(data: Path, cross: int, dump: Any = None) -> dict[str, Any]:
             f"in_group_ndcg@{K}": round(sum(ndcg) / len(ndcg), 4) if ndcg else 0.0,
             "in_group_answered": round(sum(answered) / len(answered), 4) if answered else 0.0,
             "cross_queries": len(nothing),
-            "cross_nothing": round(sum(nothing) / len(nothing), 4) if nothing else 0.0}
+            "cross_nothing": round(sum(nothing) / len(nothing), 4) if nothing else 0.0,
+            "project_cpu_ms": round(1000 * cost.seconds / cost.calls, 3) if cost.calls else None}
 
 
 def calibrate(dump_path: Path) -> dict[str, list[tuple[int, float]]]:

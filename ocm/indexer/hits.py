@@ -75,6 +75,8 @@ class Hit:
     idents: int = 0
     # A pasted paragraph's `ontopic.familiarity` in this vault (the same on each hit).
     familiar: float | None = None
+    # Whose project a pasted paragraph is about (`ontopic.project`: "own", "other", None).
+    whose: str | None = None
     whole: bool | None = None
     fusion: dict[str, Any] | None = field(default=None, repr=False)
     # "words", "meaning" or "both" on the hits of a search (None in a listing), and the

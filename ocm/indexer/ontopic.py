@@ -7,7 +7,9 @@ for a pasted paragraph: a share of the query's idf-weighted words, `word_mass`),
 **meaning** when its embedding is close to the query's by itself (a bare cosine, which
 holds across vaults) and stands out from the vault's other notes (the relative rule of
 `relevance.MIN_SIMILARITY`). Neither: the search leaves it out, and a query about nothing
-the vault holds answers with nothing.
+the vault holds answers with nothing. A pasted paragraph is also asked whose project it is
+about (`project`): another repository's issue shares plain words with any code vault, but
+not the names of its packages.
 
 An identifier or a path asked for alone (`ModuleNotFoundError`, `embedding_server.py`)
 asks for the notes holding it whole: those rank above the notes holding only its parts
@@ -19,6 +21,7 @@ terms: they would carry a hit by themselves.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -53,6 +56,21 @@ COMMON_PIECES = 8000
 SURFACE_PUNCTUATION = "`'\",.:;()[]{}<>!?*"
 MAX_SURFACE = 100
 MIN_BASE = 0.05
+
+# `project`: a vault's own package is a folder at the top of its notes' files (or under one
+# of CONTAINERS) whose name the files of at least ROOT_SHARE of its notes hold; a package a
+# paragraph imports (`import x`, `from x.y import`, a traceback's `site-packages/x/`)
+# counts as another project's when the paragraph names it MIN_MENTIONS times and no note
+# holds it. The standard library is everyone's.
+ROOT_SHARE = 0.1
+CONTAINERS = ("src", "lib")
+NOT_ROOTS = frozenset({*CONTAINERS, "tests", "test", "docs", "doc", "scripts", "examples"})
+MIN_MENTIONS = 2
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+# A query's lines are joined by spaces before it is searched: an import is found anywhere.
+_IMPORTED = re.compile(r"(?<![\w.])(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import"
+                       r"|import\s+([A-Za-z_]\w*))")
+_INSTALLED = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)")
 
 
 def query_words(text: str) -> list[tuple[str, ...]]:
@@ -148,6 +166,51 @@ def familiarity(text: str, words: list[tuple[str, ...]], somewhere: set[str]) ->
     return (sum(uncommon) / len(uncommon)) / max(base, MIN_BASE)
 
 
+def _has_prefix(scorer: Any, field: str, prefix: str) -> bool:
+    """Some segment's `field` holds a term starting with `prefix`."""
+    return any(next(iter(reader.expand_prefix(field, prefix)), None) is not None
+               for reader, _ in scorer.leaves)
+
+
+def own_package(scorer: Any, name: str) -> bool:
+    """`name` (lower case) is a package of the vault's own: the files of ROOT_SHARE of its
+    notes name it, and some file sits under `name/` (or `src/name/`, `lib/name/`, and
+    `_name` alike): a top folder, not a folder deep in every path (`core`, `db`)."""
+    if name in NOT_ROOTS:
+        return False
+    terms = word_terms(name)
+    if not terms or scorer.holders(terms[0][0], ("files",)).sum() < ROOT_SHARE * scorer.doc_count:
+        return False
+    return any(_has_prefix(scorer, "files", f"{folder}{under}{name}/")
+               for folder in ("", *(f"{c}/" for c in CONTAINERS)) for under in ("", "_"))
+
+
+def imported(text: str) -> list[str]:
+    """The packages a paragraph imports or shows installed, standard library aside, in
+    order."""
+    names = [a or b for a, b in _IMPORTED.findall(text)] + _INSTALLED.findall(text)
+    return [name for name in dict.fromkeys(names)
+            if name not in sys.stdlib_module_names and name.lower() not in STOP_WORDS]
+
+
+def project(scorer: Any, text: str, fields: tuple[str, ...]) -> str | None:
+    """Whose project a pasted paragraph is about, by the names of packages: "own" when it
+    names a package of the vault's own (`own_package`), "other" when it imports a package
+    (MIN_MENTIONS times named) that no note holds, else None. A plain-words measure cannot
+    tell another repository's issue from one of this repository's (both are Python,
+    errors, arrays); the names of the packages can."""
+    if any(own_package(scorer, name) for name in dict.fromkeys(
+            word.lower() for word in _NAME.findall(text))):
+        return "own"
+    for name in imported(text):
+        mentions = len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+        terms = word_terms(name)
+        if mentions >= MIN_MENTIONS and terms and not scorer.holders(
+                terms[0][0], (*fields, "files")).any():
+            return "other"
+    return None
+
+
 def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
             paths: Sequence[str], fields: tuple[str, ...]) -> None:
     """Set what each candidate holds of the query: `coverage` (a search phrase), `mass`
@@ -166,16 +229,19 @@ def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
     else:
         masses, somewhere = word_mass(scorer, words, fields, numbers)
         # Asked only where meaning ran: with meaning off a paragraph's hits are kept as they are.
-        familiar = (familiarity(text, words, somewhere)
-                    if any(hit.cosine is not None for hit in hits) else None)
+        meaning = any(hit.cosine is not None for hit in hits)
+        familiar = familiarity(text, words, somewhere) if meaning else None
+        whose = project(scorer, text, fields) if meaning else None
         held = [scorer.holders(term, (*fields, "files")) for term in identifiers(words)]
         for hit, number in zip(hits, numbers, strict=True):
             hit.mass = masses[number]
             hit.idents = sum(1 for mask in held if mask[number])
             hit.familiar = familiar
+            hit.whose = whose
             if hit.explain is not None:
                 hit.explain.update(mass=round(masses[number], 4), identifiers=hit.idents,
-                                   familiar=None if familiar is None else round(familiar, 4))
+                                   familiar=None if familiar is None else round(familiar, 4),
+                                   whose=whose)
     whole = one_identifier(text, paths)
     if whole is not None:
         holding = scorer.holders(whole, (*fields, "files"))

@@ -57,10 +57,12 @@ TYPICAL_OTHERS = 0.0
 # paragraph's hits are not filtered (its words are all there is to go by).
 MIN_MASS = 0.3
 # A pasted paragraph is answered only when the vault holds its uncommon words at least this
-# fraction as often as its common ones (`ontopic.familiarity`): on SWE-bench another
-# repository's issue gets nothing 17 % -> 27 % of the time for 0.003 in-group nDCG@10
-# (stricter costs more: 0.3 -> 36 % for 0.013, 0.5 -> 77 % for 0.14; docs/decisions.md).
-MIN_FAMILIAR = 0.25
+# fraction as often as its common ones (`ontopic.familiarity`), unless it names a package of
+# the vault's own; one importing a package no note holds never is (`ontopic.project`). On
+# SWE-bench another repository's issue gets nothing 81.8 % of the time (familiarity alone
+# at 0.25: 27 %) for 0.001 in-group nDCG@10 (0.45: 80.4 % for 0, 0.5: 84 % for 0.010;
+# docs/decisions.md).
+MIN_FAMILIAR = 0.45
 FULL_COVERAGE = 1.0 - 1e-9  # holds the query's most telling word (float sums aside)
 
 
@@ -117,6 +119,15 @@ def on_topic_by_words(hit: Any) -> bool:
     return hit.coverage is None or hit.coverage >= MIN_COVERAGE
 
 
+def familiar(hit: Any) -> bool:
+    """A pasted paragraph's hit is in a vault of the paragraph's project: it names a package
+    of the vault's own, or imports none the vault lacks and its uncommon words are familiar
+    (MIN_FAMILIAR); unmeasured (meaning off): True."""
+    if hit.whose is not None:
+        return hit.whose == "own"
+    return hit.familiar is None or hit.familiar >= MIN_FAMILIAR
+
+
 def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
     """`relevant` for the hits of one search; sets each hit's `matched` (words, meaning,
     both). Meaning stands in for the query's words where they fail: once a hit holds the
@@ -133,8 +144,7 @@ def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
         # ranking stands as it is (dropping the others cost in-group SWE-bench 0.005 nDCG@10
         # for one point of cross-repository "nothing", docs/decisions.md).
         # It is asked of each hit's own vault (a search may span the user's vault too).
-        answered = any((hit.familiar is None or hit.familiar >= MIN_FAMILIAR)
-                       and (on_topic_by_words(hit) or hit.close) for hit in hits)
+        answered = any(familiar(hit) and (on_topic_by_words(hit) or hit.close) for hit in hits)
         return lambda hit: answered
 
     def relevant(hit: Any) -> bool:

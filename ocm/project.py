@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.indexer import likeness
 from ocm.indexer.hits import Filters
-from ocm.indexer.recall import Brief
 from ocm.vault import paths as vault_paths
 from ocm.vault import projects as registry
 from ocm.vault.atomic import sweep_temp_files
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from ocm.indexer.index import NoteIndex, SyncReport
+    from ocm.indexer.recall import Brief
     from ocm.indexer.search import Hit
 
 SEARCH_SCOPES = ("project", "user", "global")

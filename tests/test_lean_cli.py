@@ -221,8 +221,9 @@ def test_a_lean_search_finds_a_note_edited_in_place(project: Project, run_ocm) -
 
 def test_a_search_of_an_index_up_to_date_imports_no_lock_or_write_rules(
         world: dict[str, str]) -> None:
-    """Once the index is up to date, a search takes no lock and writes no note: filelock
-    (logging, platform) and the session hand-over and redaction rules stay unloaded."""
+    """Once the index is up to date, a search takes no lock, writes no note and makes no
+    brief: filelock (logging, platform), the session hand-over and redaction rules and the
+    brief's stay unloaded."""
     _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
     assert _loaded_by_a_search(world, ("filelock", "ocm.vault.autosummary",
-                                       "ocm.vault.secrets.redact")) == "0 []"
+                                       "ocm.vault.secrets.redact", "ocm.indexer.recall")) == "0 []"

@@ -86,7 +86,8 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
                    ) -> subprocess.CompletedProcess[str]:
     """`ocm ARGS` through the console script's own entry point (ocm.cli.lean.main, which
     hands all but a plain search to the click app) in this process: argv, cwd, environment
-    and the three streams as a fresh process would have them, the exit code from SystemExit,
+    (`env` whole: what it lacks is unset meanwhile) and the three streams as a fresh process
+    would have them, the exit code from SystemExit,
     an uncaught exception as Python reports it (traceback on stderr, exit code 1). Saves the
     ~0.8 CPU-s each `ocm` process spends importing before it starts."""
     import gc
@@ -98,7 +99,8 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
 
     saved_argv, saved_cwd = sys.argv, os.getcwd()
     code: int = 0
-    with CliRunner().isolation(input=input or "", env=env) as (out, err, _):
+    unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
+    with CliRunner().isolation(input=input or "", env={**unset, **env}) as (out, err, _):
         sys.argv = ["ocm", *args]
         os.chdir(cwd)
         try:

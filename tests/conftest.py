@@ -97,7 +97,7 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
 
     from ocm.cli import lean
 
-    saved_argv, saved_cwd = sys.argv, os.getcwd()
+    saved_argv, saved_cwd, saved_env = sys.argv, os.getcwd(), dict(os.environ)
     code: int = 0
     unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
     with CliRunner().isolation(input=input or "", env={**unset, **env}) as (out, err, _):
@@ -121,6 +121,9 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
             os.chdir(saved_cwd)
             gc.enable()  # lean.main turns it off for a search the process then ends
         stdout, stderr = out.getvalue(), err.getvalue()
+    if os.environ != saved_env:  # what the command set for itself (OPENBLAS_NUM_THREADS)
+        os.environ.clear()
+        os.environ.update(saved_env)
     return subprocess.CompletedProcess(["ocm", *args], code, stdout.decode(), stderr.decode())
 
 

@@ -15,10 +15,11 @@ define VENV_PYTHON
 	$(PY) -m venv $(VENV)
 endef
 
+# No `pip install --upgrade pip`: the venv's own pip (Python 3.11's is 23.2) installs an
+# editable pyproject; fetching a newer one cost every fresh clone (CI) a download and install.
 $(STAMP): pyproject.toml
 	$(VENV_PYTHON)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 $(DEMO_STAMP): pyproject.toml

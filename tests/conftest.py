@@ -86,7 +86,8 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
                    ) -> subprocess.CompletedProcess[str]:
     """`ocm ARGS` through the console script's own entry point (ocm.cli.lean.main, which
     hands all but a plain search to the click app) in this process: argv, cwd, environment
-    and the three streams as a fresh process would have them, the exit code from SystemExit,
+    (`env` whole: what it lacks is unset meanwhile) and the three streams as a fresh process
+    would have them, the exit code from SystemExit,
     an uncaught exception as Python reports it (traceback on stderr, exit code 1). Saves the
     ~0.8 CPU-s each `ocm` process spends importing before it starts."""
     import gc
@@ -96,9 +97,10 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
 
     from ocm.cli import lean
 
-    saved_argv, saved_cwd = sys.argv, os.getcwd()
+    saved_argv, saved_cwd, saved_env = sys.argv, os.getcwd(), dict(os.environ)
     code: int = 0
-    with CliRunner().isolation(input=input or "", env=env) as (out, err, _):
+    unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
+    with CliRunner().isolation(input=input or "", env={**unset, **env}) as (out, err, _):
         sys.argv = ["ocm", *args]
         os.chdir(cwd)
         try:
@@ -119,6 +121,9 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
             os.chdir(saved_cwd)
             gc.enable()  # lean.main turns it off for a search the process then ends
         stdout, stderr = out.getvalue(), err.getvalue()
+    if os.environ != saved_env:  # what the command set for itself (OPENBLAS_NUM_THREADS)
+        os.environ.clear()
+        os.environ.update(saved_env)
     return subprocess.CompletedProcess(["ocm", *args], code, stdout.decode(), stderr.decode())
 
 

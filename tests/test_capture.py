@@ -140,7 +140,7 @@ def test_recorded_session_leaves_transcript_and_filled_session_note(
     assert note.items("prompts") and "hook_context" not in note.items("prompts")[0]
     assert note.files()  # from the hooks
     # Searchable: the transcript note is indexed as its own kind.
-    found = json.loads(h.ocm(["search", "check", "--kind", "transcript", "--json"], env,
+    found = json.loads(h.ocm_here(["search", "check", "--kind", "transcript", "--json"], env,
                              repo).stdout)
     assert [hit["id"] for hit in found] == [f"{note.id}_transcript"]
 
@@ -235,7 +235,7 @@ def test_checkpoint_then_more_turns_keeps_adding_work_done(
         run(["claude-code", event], events[event], env)
     assert _note(h.sessions(repo)[0]).items("work done") == ["Wrote the first draft."]
     sid = json.loads(events["stop"])["session_id"]
-    done = h.ocm(["checkpoint", "--session", sid, "--done", "Wrote the check"], env, repo)
+    done = h.ocm_here(["checkpoint", "--session", sid, "--done", "Wrote the check"], env, repo)
     assert done.returncode == 0, done.stderr
     target.write_text("".join(lines))  # the second turn
     run(["claude-code", "stop"], events["stop"], env)
@@ -297,7 +297,7 @@ def test_checkpoint_replaces_auto_parts(world: tuple[Path, dict[str, str], Path]
     [session] = h.sessions(repo)
     assert _note(session).fm["summary"] == "auto" and _note(session).goal
     sid = json.loads(events["stop"])["session_id"]
-    done = h.ocm(["checkpoint", "--session", sid, "--done", "Wrote the check",
+    done = h.ocm_here(["checkpoint", "--session", sid, "--done", "Wrote the check",
                   "--pending", "Ship it"], env, repo)
     assert done.returncode == 0, done.stderr
     note = _note(h.sessions(repo)[0])
@@ -393,7 +393,7 @@ def test_session_rename_relinks_its_transcript(world: tuple[Path, dict[str, str]
     replay("codex", repo, env, home)
     [transcript] = _transcripts(repo)
     sid = json.loads(dict(_payloads("codex", repo, home))["stop"])["session_id"]
-    named = h.ocm(["checkpoint", "--session", sid, "--slug", "codex-check-fix",
+    named = h.ocm_here(["checkpoint", "--session", sid, "--slug", "codex-check-fix",
                    "--goal", "Make the check pass"], env, repo)
     assert named.returncode == 0, named.stderr
     [session] = h.sessions(repo)

@@ -178,7 +178,7 @@ def test_cursor_pending_work_survives_an_empty_vscode_session(
     hook("cursor", "before-submit-prompt", repo, env, conv)
     (repo / "store.py").write_text("class Store:\n    pass\n")
     hook("cursor", "after-file-edit-new", repo, env, conv)
-    out = h.ocm(["checkpoint", "--session", conv, "--pending", "add jitter to the backoff"],
+    out = h.ocm_here(["checkpoint", "--session", conv, "--pending", "add jitter to the backoff"],
                 env, repo)
     assert out.returncode == 0, out.stderr
     hook("cursor", "session-end", repo, env, conv)
@@ -219,7 +219,7 @@ def test_empty_hook_sessions_are_removed_at_close(repo: Path, env: dict[str, str
     assert len(h.sessions(repo)) == 1
     hook("claude-code", "session-end", repo, env, empty)
     assert h.sessions(repo) == []
-    listed = h.ocm(["list", "--json"], env, repo)
+    listed = h.ocm_here(["list", "--json"], env, repo)
     assert listed.returncode == 0 and empty not in listed.stdout
     start("claude-code", repo, env, kept)
     hook("claude-code", "user-prompt-submit", repo, env, kept)
@@ -344,13 +344,13 @@ def test_cli_session_is_credited_only_with_its_own_changes(repo: Path,
     files, and the diff summary counts only its own change."""
     (repo / "README.md").write_text("# demo\nsomeone's uncommitted work\n")
     (repo / "notes.txt").write_text("scratch\n")
-    out = h.ocm(["checkpoint", "--tool", "cursor", "--goal", "Add the app"], env, repo)
+    out = h.ocm_here(["checkpoint", "--tool", "cursor", "--goal", "Add the app"], env, repo)
     assert out.returncode == 0, out.stderr
     (repo / "app.py").write_text("print('hi')\n")
-    out = h.ocm(["checkpoint", "--tool", "cursor", "--status", "closed"], env, repo)
+    out = h.ocm_here(["checkpoint", "--tool", "cursor", "--status", "closed"], env, repo)
     assert out.returncode == 0, out.stderr
     [note] = h.sessions(repo)
-    files = h.ocm(["files", note.stem, "--json"], env, repo)
+    files = h.ocm_here(["files", note.stem, "--json"], env, repo)
     assert files.returncode == 0, files.stderr
     assert [f["path"] for f in json.loads(files.stdout)] == ["app.py"]
     assert "0 files changed, +0 / -0 lines; 1 new untracked." in note.read_text()
@@ -359,17 +359,17 @@ def test_cli_session_is_credited_only_with_its_own_changes(repo: Path,
 def test_team_vault_notes_are_never_credited(repo: Path, env: dict[str, str]) -> None:
     """In a team vault ocm's own notes are tracked by git: committed ones are not the
     session's files either."""
-    assert h.ocm(["init", "--team"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--team"], env, repo).returncode == 0
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "team vault")
-    out = h.ocm(["checkpoint", "--tool", "cursor", "--goal", "Add the app"], env, repo)
+    out = h.ocm_here(["checkpoint", "--tool", "cursor", "--goal", "Add the app"], env, repo)
     assert out.returncode == 0, out.stderr
-    assert h.ocm(["remember", "The cache is per process", "--type", "gotcha"], env,
+    assert h.ocm_here(["remember", "The cache is per process", "--type", "gotcha"], env,
                  repo).returncode == 0
     (repo / "app.py").write_text("print('hi')\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "work and notes")
-    out = h.ocm(["checkpoint", "--tool", "cursor", "--status", "closed"], env, repo)
+    out = h.ocm_here(["checkpoint", "--tool", "cursor", "--status", "closed"], env, repo)
     assert out.returncode == 0, out.stderr
     [note] = h.sessions(repo)
     text = note.read_text()

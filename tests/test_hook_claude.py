@@ -61,10 +61,10 @@ def test_prompt_edits_and_reads_are_journaled_then_folded(repo: Path,
     journal = (repo / ".openCodeMemory" / ".hooks" / "journal.jsonl").read_text()
     assert secret not in journal and "REDACTED" in journal
     # Any read folds the journal first: the session note is complete and searchable.
-    found = h.ocm(["search", "exponential backoff", "--json"], env, repo)
+    found = h.ocm_here(["search", "exponential backoff", "--json"], env, repo)
     assert found.returncode == 0, found.stderr
     assert [hit["kind"] for hit in json.loads(found.stdout)] == ["session"]
-    files = json.loads(h.ocm(["files", SID, "--json"], env, repo).stdout)
+    files = json.loads(h.ocm_here(["files", SID, "--json"], env, repo).stdout)
     assert {(f["path"], f["change_type"]) for f in files} == {
         ("src/backoff.py", "created"), ("README.md", "modified")}
     doc = note(repo)
@@ -194,7 +194,7 @@ def test_ocm_hook_cli_command_is_the_same_entry_point(repo: Path, env: dict[str,
 
 
 def test_prompt_recall_is_opt_in_and_budgeted(repo: Path, env: dict[str, str]) -> None:
-    made = h.ocm(["remember", "The embedding client must use exponential backoff with jitter; "
+    made = h.ocm_here(["remember", "The embedding client must use exponential backoff with jitter; "
                   "the provider bans clients that retry in lockstep.", "--type", "decision",
                   "--title", "Embedding client retries use exponential backoff"], env, repo)
     assert made.returncode == 0, made.stderr

@@ -76,7 +76,7 @@ def bug_fixes(repo: Path) -> list[str]:
 
 def test_native_session_brief_failure_fix_and_transcript(repo: Path, env: dict[str, str],
                                                          tmp_path: Path) -> None:
-    assert h.ocm(["remember", "Pinned: warm the widget cache first", "--type", "gotcha"],
+    assert h.ocm_here(["remember", "Pinned: warm the widget cache first", "--type", "gotcha"],
                  env, repo).returncode == 0
     transcript = copy_transcript(repo, tmp_path)
     outputs = replay_native(repo, env, transcript)
@@ -117,7 +117,7 @@ def test_claude_format_copies_are_labelled_copilot(repo: Path, env: dict[str, st
 def test_both_hook_files_record_once(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """`--agents all`: Copilot fires its own file, VS Code's and Claude Code's for one event.
     With its own file wired, the copies through the other hosts' commands are dropped."""
-    assert h.ocm(["init", "--agents", "copilot,claude-code,vscode"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "copilot,claude-code,vscode"], env, repo).returncode == 0
     transcript = copy_transcript(repo, tmp_path)
     replay_claude_format(repo, env, transcript)
     replay_native(repo, env, transcript)
@@ -154,7 +154,7 @@ def test_exit_code_from_the_text() -> None:
 
 
 def test_init_writes_copilots_own_hooks_file(repo: Path, env: dict[str, str]) -> None:
-    assert h.ocm(["init", "--agents", "copilot"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "copilot"], env, repo).returncode == 0
     hooks = json.loads((repo / ".github" / "hooks" / "ocm-copilot.json").read_text())
     assert hooks["version"] == 1
     assert set(hooks["hooks"]) == {"sessionStart", "userPromptSubmitted", "postToolUse",
@@ -163,5 +163,5 @@ def test_init_writes_copilots_own_hooks_file(repo: Path, env: dict[str, str]) ->
     assert entry["bash"].endswith("copilot session-start") and entry["type"] == "command"
     assert "ocm" in json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert "openCodeMemory" in (repo / "AGENTS.md").read_text()
-    assert h.ocm(["uninstall", "--agents", "copilot"], env, repo).returncode == 0
+    assert h.ocm_here(["uninstall", "--agents", "copilot"], env, repo).returncode == 0
     assert not (repo / ".github" / "hooks" / "ocm-copilot.json").exists()

@@ -96,7 +96,7 @@ def test_kilo_reads_its_own_database_not_opencodes(repo: Path, kilo_env: dict[st
 def test_kilo_plugin_session(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """`ocm init --agents kilo` writes the plugin where Kilo loads it; driven as Kilo drives
     it, it reports as `kilo` and puts the brief in the system prompt."""
-    wired = h.ocm(["init", "--agents", "kilo"], env, repo)
+    wired = h.ocm_here(["init", "--agents", "kilo"], env, repo)
     assert wired.returncode == 0, wired.stderr
     assert not (repo / ".opencode").exists() and not (repo / "opencode.json").exists()
     config = json.loads((repo / ".kilo" / "kilo.json").read_text())
@@ -110,15 +110,15 @@ def test_kilo_plugin_session(repo: Path, env: dict[str, str], tmp_path: Path) ->
         "system"][1]
     assert [p.name for p in (repo / ".openCodeMemory" / "memories" / "bug_fix").glob("*.md")]
     # Uninstall takes out exactly what init put in.
-    gone = h.ocm(["uninstall", "--agents", "kilo"], env, repo)
+    gone = h.ocm_here(["uninstall", "--agents", "kilo"], env, repo)
     assert gone.returncode == 0, gone.stderr
     assert not (repo / ".kilo").exists() and not (repo / "AGENTS.md").exists()
 
 
 def test_kilo_doctor(repo: Path, env: dict[str, str]) -> None:
     """Wired and never fired is said; a plugin calling a hook that is gone is said."""
-    assert h.ocm(["init", "--agents", "kilo"], env, repo).returncode == 0
-    checks = {c["what"]: c for c in json.loads(h.ocm(["doctor", "--json"], env, repo).stdout)}
+    assert h.ocm_here(["init", "--agents", "kilo"], env, repo).returncode == 0
+    checks = {c["what"]: c for c in json.loads(h.ocm_here(["doctor", "--json"], env, repo).stdout)}
     assert checks["kilo (project)"]["status"] == "ok", checks
     assert checks["kilo hooks"]["status"] == "warn"
     assert "restart Kilo" in checks["kilo hooks"]["fix"]
@@ -128,7 +128,7 @@ def test_kilo_doctor(repo: Path, env: dict[str, str]) -> None:
     start = text.index("const HOOK = [") + len("const HOOK = [")
     plugin.write_text(text[:start] + '"/gone/clone/.venv/bin/ocm-hook"' +
                       text[text.index("]", start):])
-    checks = {c["what"]: c for c in json.loads(h.ocm(["doctor", "--json"], env, repo).stdout)}
+    checks = {c["what"]: c for c in json.loads(h.ocm_here(["doctor", "--json"], env, repo).stdout)}
     assert checks["kilo (project)"]["status"] == "warn"
     assert "ocm.js runs /gone/clone/.venv/bin/ocm-hook, which no longer exists" in checks[
         "kilo (project)"]["detail"]

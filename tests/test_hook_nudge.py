@@ -82,7 +82,7 @@ def test_the_failing_command_is_named_while_it_still_fails(repo: Path,
 def test_no_nudge_when_the_agent_checkpointed(repo: Path, env: dict[str, str]) -> None:
     data, _ = until_stop("claude-code", repo, env)
     sid = session_id(repo)
-    done = h.ocm(["checkpoint", "--session", sid, "--goal", "Add the check script",
+    done = h.ocm_here(["checkpoint", "--session", sid, "--goal", "Add the check script",
                   "--pending", "handle a missing file"], env, repo)
     assert done.returncode == 0, done.stderr
     assert stop("claude-code", data, env, repo) == ""
@@ -168,12 +168,12 @@ def test_what_happened_sentence_and_budget() -> None:
 
 
 def test_doctor_says_what_nudges_do(repo: Path, env: dict[str, str]) -> None:
-    out = h.ocm(["doctor", "--json"], env, repo)
+    out = h.ocm_here(["doctor", "--json"], env, repo)
     check = {c["what"]: c for c in json.loads(out.stdout)}["nudges"]
     assert check["detail"].startswith("end (") and "Claude Code" in check["detail"]
     assert "extra model turn" in check["detail"] and "OCM_NUDGES=off" in check["fix"]
     (repo / ".openCodeMemory" / "config.json").write_text('{"nudges": "off"}')
-    out = h.ocm(["doctor", "--json"], env, repo)
+    out = h.ocm_here(["doctor", "--json"], env, repo)
     check = {c["what"]: c for c in json.loads(out.stdout)}["nudges"]
     assert check["detail"].startswith("off (config.json")
 
@@ -203,7 +203,7 @@ def test_before_a_git_commit_with_nudges_all(host: str, repo: Path, env: dict[st
     assert "about to commit" in context and f'session_id "{session_id(repo)}"' in context
     assert f"`src/check_{host.split('-')[0]}.py`" in context
     sid = session_id(repo)
-    assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
+    assert h.ocm_here(["checkpoint", "--session", sid, "--goal", "check script"], env,
                  repo).returncode == 0
     assert before("git commit -m 'check script'", every) == ""  # saved: nothing to ask
 
@@ -302,7 +302,7 @@ def test_after_a_compaction_the_brief_asks_for_a_checkpoint(host: str, repo: Pat
     reminder = context[context.index(f"[{message.MARKER}]"):]
     assert f"`src/check_{host.split('-')[0]}.py`" in reminder
     assert f'ocm__checkpoint with session_id "{sid}"' in reminder and len(reminder) < 400
-    assert h.ocm(["checkpoint", "--session", sid, "--goal", "check script"], env,
+    assert h.ocm_here(["checkpoint", "--session", sid, "--goal", "check script"], env,
                  repo).returncode == 0
     assert message.MARKER not in compacted(env)
 

@@ -65,7 +65,7 @@ def hook(host: str, event: str, data: dict, env: dict[str, str], repo: Path) -> 
 def brief_after(replay: Callable[[Path, dict[str, str], Path], list[str]], repo: Path,
                 env: dict[str, str], tmp: Path) -> dict:
     """A pinned memory, then the session replayed: the SessionStart answer, which holds it."""
-    assert h.ocm(["remember", "Pinned: warm the widget cache first", "--type", "gotcha"],
+    assert h.ocm_here(["remember", "Pinned: warm the widget cache first", "--type", "gotcha"],
                  env, repo).returncode == 0
     start = json.loads(replay(repo, env, tmp)[0])["hookSpecificOutput"]
     assert start["hookEventName"] == "SessionStart"
@@ -222,7 +222,7 @@ def test_droid_tool_shapes() -> None:
 def test_init_uninstall_and_doctor(repo: Path, env: dict[str, str]) -> None:
     (repo / ".qwen").mkdir()
     (repo / ".qwen" / "settings.json").write_text('{"model": {"name": "mine"}}\n')
-    assert h.ocm(["init", "--agents", "qwen,droid"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "qwen,droid"], env, repo).returncode == 0
     qwen_settings = json.loads((repo / ".qwen" / "settings.json").read_text())
     assert qwen_settings["model"] == {"name": "mine"}
     server = qwen_settings["mcpServers"]["ocm"]
@@ -240,11 +240,11 @@ def test_init_uninstall_and_doctor(repo: Path, env: dict[str, str]) -> None:
     mcp = json.loads((repo / ".factory" / "mcp.json").read_text())["mcpServers"]["ocm"]
     assert mcp["args"] == ["mcp"] and mcp["type"] == "stdio"
     assert "openCodeMemory" in (repo / "AGENTS.md").read_text()
-    out = h.ocm(["doctor", "--json"], env, repo)
+    out = h.ocm_here(["doctor", "--json"], env, repo)
     checks = {c["what"]: c for c in json.loads(out.stdout)}
     assert checks["qwen (project)"]["status"] == "ok", checks
     assert checks["droid (project)"]["status"] == "ok", checks
-    assert h.ocm(["uninstall", "--agents", "qwen,droid"], env, repo).returncode == 0
+    assert h.ocm_here(["uninstall", "--agents", "qwen,droid"], env, repo).returncode == 0
     assert json.loads((repo / ".qwen" / "settings.json").read_text()) == {
         "model": {"name": "mine"}}
     assert not (repo / ".factory").exists() or not any((repo / ".factory").rglob("*.json"))

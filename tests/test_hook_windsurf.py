@@ -30,7 +30,7 @@ def test_windsurf_wiring_round_trip(repo: Path, env: dict[str, str], tmp_path: P
     hooks_file.parent.mkdir()
     hooks_file.write_text('{"hooks": {"post_write_code": [{"command": "./lint.sh"}]}}\n')
     before = hooks_file.read_bytes()
-    out = h.ocm(["init", "--agents", "windsurf"], env, repo)
+    out = h.ocm_here(["init", "--agents", "windsurf"], env, repo)
     assert out.returncode == 0, out.stderr
     hooks = json.loads(hooks_file.read_text())["hooks"]
     assert set(hooks) == {"pre_user_prompt", "post_read_code", "post_write_code",
@@ -40,17 +40,17 @@ def test_windsurf_wiring_round_trip(repo: Path, env: dict[str, str], tmp_path: P
     rule = (repo / ".windsurf" / "rules" / "ocm.md").read_text()
     assert rule.startswith("---\ntrigger: always_on\n") and "ocm__checkpoint" in rule
     assert not (home / ".codeium").exists()  # MCP is user level: only with --user
-    doctor = h.ocm(["doctor"], env, repo)
+    doctor = h.ocm_here(["doctor"], env, repo)
     assert "windsurf" in doctor.stdout
-    assert h.ocm(["uninstall", "--agents", "windsurf"], env, repo).returncode == 0
+    assert h.ocm_here(["uninstall", "--agents", "windsurf"], env, repo).returncode == 0
     assert hooks_file.read_bytes() == before
     assert not (repo / ".windsurf" / "rules").exists()
 
-    assert h.ocm(["init", "--agents", "windsurf", "--user"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "windsurf", "--user"], env, repo).returncode == 0
     mcp = json.loads((home / ".codeium" / "windsurf" / "mcp_config.json").read_text())
     assert mcp["mcpServers"]["ocm"]["args"] == ["mcp"]
     assert "ocm-hook windsurf" in (home / ".codeium" / "windsurf" / "hooks.json").read_text()
-    assert h.ocm(["uninstall", "--agents", "windsurf", "--user"], env, repo).returncode == 0
+    assert h.ocm_here(["uninstall", "--agents", "windsurf", "--user"], env, repo).returncode == 0
     assert not (home / ".codeium" / "windsurf" / "mcp_config.json").exists()
 
 

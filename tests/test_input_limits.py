@@ -8,6 +8,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ocm.indexer.documents import SHOWN_TITLE_CHARS
 from ocm.project import Project
 from tests.conftest import snapshot
@@ -15,6 +17,7 @@ from tests.conftest import snapshot
 Run = Callable[..., object]
 
 
+@pytest.mark.cli_in_process
 def test_a_megabyte_title_is_shown_and_indexed_only_in_part(project: Project,
                                                             run_ocm: Run) -> None:
     made = project.remember("The cache is warmed at deploy time.", "gotcha",
@@ -30,6 +33,7 @@ def test_a_megabyte_title_is_shown_and_indexed_only_in_part(project: Project,
     assert len(done.stdout) < 20_000  # type: ignore[attr-defined]
 
 
+@pytest.mark.cli_in_process
 def test_checkpoint_input_nested_too_deeply_is_one_line(project: Project, run_ocm: Run) -> None:
     before = snapshot(project.vault.root)
     deep = '{"goal": ' + "[" * 100_000 + "]" * 100_000 + "}"

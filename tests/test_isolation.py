@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import make_repo
 from tests.test_stress_writers import load_stress
 
@@ -18,6 +20,7 @@ def test_scopes_keep_projects_apart(tmp_path: Path) -> None:
     assert report.problems == []
 
 
+@pytest.mark.cli_in_process
 def test_cli_scopes(tmp_path: Path, run_ocm, ocm_home: Path) -> None:
     alpha = make_repo(tmp_path / "alpha")
     beta = make_repo(tmp_path / "beta")

@@ -22,14 +22,7 @@ def test_each_candidate_is_read_once_for_supersede_and_near_copies(
     for i in range(4):
         project.remember(f"The staging deploy runs the blue pipeline number {i} nightly",
                          "decision", auto_supersede=False, check_copies=False)
-    reads: Counter[Path] = Counter()
-    real = ocm.vault.alike.lookalikes.read_note_text
-
-    def counted(path: Path) -> str:
-        reads[path] += 1
-        return real(path)
-
-    monkeypatch.setattr(ocm.vault.alike.lookalikes, "read_note_text", counted)
+    reads = count_reads(monkeypatch)
     # Like all four, superseding none: both checks look at every one of them.
     result = project.remember("The staging deploy runs the green pipeline on weekends",
                               "decision")

@@ -132,6 +132,7 @@ def test_meaning_is_asked_only_where_it_can_change_the_answer() -> None:
 
 # ------------------------------------------------------------------------------ near-copies
 
+@pytest.mark.cli_in_process
 def test_remember_names_the_active_record_it_nearly_copies(project: Project, run_ocm) -> None:
     first = project.remember("Run the test suite with `make test`; it runs ruff, then pytest.",
                              "procedure", title="Run the test suite", key="tests.run")
@@ -180,6 +181,7 @@ CLAUDE_MD = """# Project notes
 """
 
 
+@pytest.mark.cli_in_process
 def test_import_skips_near_copies_unless_told_to_keep_them(project: Project, tmp_path: Path,
                                                            run_ocm) -> None:
     kept = project.remember("Never push to main directly: open a pull request", "context")

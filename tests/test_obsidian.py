@@ -124,6 +124,7 @@ def test_link_writes_keep_a_persons_edits(project: Project) -> None:
     assert f'superseded_by: "[[{n.id}]]"' in after
 
 
+@pytest.mark.cli_in_process
 def test_init_writes_the_base_and_never_overwrites_an_edited_one(project: Project,
                                                                    run_ocm) -> None:
     base = project.vault.root / BASE_NAME

@@ -16,15 +16,16 @@ from ocm.vault.markdown import Document
 from ocm.vault.team.merge import merge_note, sides_from_markers
 from ocm.vault.team.mode import is_team
 
-from .conftest import git
+from .conftest import git, ocm_in_process
 
 OCM = str(Path(sys.executable).parent / "ocm")
 
 
 def ocm(cwd: Path, *args: str, check: bool = True, **env: str) -> subprocess.CompletedProcess:
+    """`ocm ARGS` through its entry point in this process (conftest.ocm_in_process); the
+    merge driver stays the process git starts."""
     full = {**os.environ, **env}
-    done = subprocess.run([OCM, *args], cwd=cwd, capture_output=True, text=True, env=full,
-                          timeout=120, check=False)
+    done = ocm_in_process(list(args), cwd, full, None)
     if check and done.returncode != 0:
         raise AssertionError(f"ocm {' '.join(args)}: {done.stderr}")
     return done

@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters, stdio_client
 
 import tests.test_mcp_stdio as stdio
 from ocm.project import Project
+from tests.conftest import ocm_in_process
 
 OLD = "The Postgres connection pool size is 20 per web worker."
 NEW = "The Postgres connection pool size is 40 per web worker after the load test."
@@ -33,8 +34,8 @@ def files_of(root: Path) -> dict[str, str]:
 
 
 def cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ocm.cli.main", *args], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    """`ocm ARGS` through its entry point in this process (what is checked is the output)."""
+    return ocm_in_process(list(args), root, env, None)
 
 
 def superseded_pair(project: Project) -> tuple[Any, Any]:

@@ -103,6 +103,7 @@ def test_short_transcript_is_one_result(project: Project) -> None:
     assert [h.id for h in hits] == [NOTE_ID]
 
 
+@pytest.mark.cli_in_process
 def test_cli_search_json_lists_the_turn_anchors(
         world: Project, run_ocm: Callable[..., Any]) -> None:
     out = run_ocm("search", "retry", "budget", "--json")

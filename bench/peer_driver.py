@@ -396,7 +396,7 @@ def serve(engine: Any, name: str) -> None:
             break
         if op in ("build", "refresh_search") and hasattr(engine, "mirror"):
             engine.mirror()  # basic-memory's own copy of the vault, untimed
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         reply: dict[str, Any] = {}
         if op == "build":
             reply["notes"] = engine.build()
@@ -417,6 +417,7 @@ def serve(engine: Any, name: str) -> None:
             serial += 1
             reply["found"] = edit_found(engine, name, serial)
         reply["seconds"] = time.perf_counter() - t0
+        reply["cpu_seconds"] = time.process_time() - cpu0
         print(json.dumps(reply), flush=True)
 
 

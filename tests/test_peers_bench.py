@@ -40,6 +40,9 @@ def test_peers_json_reports_ocm_and_fts5_and_says_why_others_did_not_run(tmp_pat
         for key in FIGURES:
             assert isinstance(engines[name][key], int | float) and engines[name][key] > 0, key
         assert engines[name]["search_p95_ms"] >= engines[name]["search_p50_ms"]
+        # the CPU time of the same searches, in the process that ran them
+        cpu50, cpu95 = engines[name]["search_cpu_p50_ms"], engines[name]["search_cpu_p95_ms"]
+        assert 0 < cpu50 <= cpu95, name
         assert engines[name]["edit_found"] is True, name
     # ocm's own: its real MCP server's latency and memory, its hook against the floor.
     ocm = engines["ocm"]

@@ -261,13 +261,8 @@ def close(text: str, cosine: float, similarity: float) -> bool:
 
 def content_words(text: str, limit: int | None = None) -> list[str]:
     """The distinct lower-case words of `text` that are not stop words, in order."""
-    out: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in STOP_WORDS:
-            out.setdefault(word, None)
-            if limit is not None and len(out) >= limit:
-                break
-    return list(out)
+    out = [word for word in dict.fromkeys(_WORD.findall(text.lower())) if word not in STOP_WORDS]
+    return out if limit is None else out[:limit]
 
 
 class WordMeaning:
@@ -305,7 +300,13 @@ class WordMeaning:
         # Each word's row and pieces made once per process (ocm/indexer/wordvectors.py).
         vectors, pieces = word_vectors(self.model, self.folder, words)
         cosines = self.query @ vectors.T
-        for flat in np.argsort(cosines, axis=None)[::-1].tolist():  # best pair first
+        # The best pair first; the rest sorted only when it shares a piece (the answer is
+        # the highest cosine of a pair that shares none, whichever of tied pairs it is).
+        first = int(np.argmax(cosines))
+        row, col = divmod(first, len(words))
+        if not self.pieces[row] & pieces(col):
+            return float(cosines[row, col])
+        for flat in np.argsort(cosines, axis=None)[::-1].tolist():
             row, col = divmod(flat, len(words))
             if not self.pieces[row] & pieces(col):
                 return float(cosines[row, col])

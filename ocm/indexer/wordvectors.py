@@ -21,7 +21,7 @@ from typing import Any
 from .bpe import MAX_SEGMENT
 from .embed import DIM, LEAN_CHARS
 
-# Words kept per embedder (1 KB each: 256 float32, and their pieces): ~22 MB at most.
+# Words kept per embedder (~1.3 KB each: 256 float32, the pieces, the key): ~26 MB at most.
 WORDS_KEPT = 20_000
 
 
@@ -45,8 +45,8 @@ class _Kept:
 
         first = len(self.at)
         if first + len(words) > len(self.matrix):
-            grown = np.zeros((max(2 * len(self.matrix), first + len(words), 1024), DIM),
-                             dtype=np.float32)
+            size = max(first + len(words), min(max(2 * len(self.matrix), 1024), WORDS_KEPT))
+            grown = np.zeros((size, DIM), dtype=np.float32)
             grown[:first] = self.matrix[:first]
             self.matrix = grown
         self.matrix[first:first + len(words)] = rows

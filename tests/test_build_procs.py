@@ -105,33 +105,6 @@ def test_a_failing_sub_writer_fails_the_build_and_leaves_no_child(
     assert not _children()
 
 
-def test_the_parent_writes_its_segment_before_it_waits_for_the_sub_writers(
-        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Writing a segment (Whoosh's blocks) is ~a third of a part's work: the parent does
-    it for its own run while the sub-writers still work, not after them on one core."""
-    from ocm.indexer import buildwriter, subwriters
-
-    _fill(project)
-    parent = os.getpid()
-    events: list[str] = []
-    finish_part, result = buildwriter.BuildWriter.finish_part, subwriters.SubWriter.result
-
-    def finishing(self):
-        if os.getpid() == parent:
-            events.append("parent's segment")
-        return finish_part(self)
-
-    def waiting(self):
-        events.append("wait")
-        return result(self)
-
-    monkeypatch.setattr(buildwriter.BuildWriter, "finish_part", finishing)
-    monkeypatch.setattr(subwriters.SubWriter, "result", waiting)
-    report = project.rebuild_index(procs=2)
-    assert report.added == NOTES + 1
-    assert events == ["parent's segment", "wait"]
-
-
 def test_a_batch_leaves_no_writer_to_the_next(project: Project,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A rebuild pauses the cyclic collector; each batch's writers end in reference cycles

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import itertools
 import json
 import os
 import shutil
@@ -706,21 +705,12 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
+            ready: dict[str, EmbedText] = {}
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
             made = self._embedded if model is not None else self._embed_ready
-            if subs:
-                # This process's run is a part like theirs: its segment (Whoosh's blocks,
-                # ~a third of a part's work) is written before it waits for the others,
-                # not after them, when the other cores have nothing left to do.
-                counted = itertools.count(TICK_NOTES, TICK_NOTES)
-                results = [part(runs[0], lambda: tick(next(counted)))]
-                indexed, failed = {}, {}
-            else:
-                ready: dict[str, EmbedText] = {}
-                indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
-                made.update(embedded(ready))
-                del ready
-                results = []
-            results += [sub.result() for sub in subs]
+            made.update(embedded(ready))
+            del ready
+            results = [sub.result() for sub in subs]
             for _, more, more_failed, more_made in results:
                 indexed.update(more)
                 failed.update(more_failed)

@@ -155,6 +155,41 @@ def test_each_batch_saves_the_rows_its_writers_made(project: Project,
     assert seen == [(0, 0), (70, 0), (140, 0), (210, 0)]
 
 
+def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's writers embed every vectors.BATCH notes as they read them (a 100k build's
+    process held its whole run's texts, ~4.5 KB a note, until the run's end), into the same
+    rows bit for bit; and between batches the builder holds no rows (the next batch's
+    sub-writers are forked from it)."""
+    from ocm.indexer import index as index_module
+    from ocm.indexer import vectors
+
+    _fill(project)
+    whole = _rebuild(project, 2)[5]
+    monkeypatch.setattr(vectors, "BATCH", 16)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
+    held: list[int] = []  # (this process's writer's: a sub-writer's are in its own memory)
+    put = index_module._Embedding.__setitem__
+
+    def holding(self: index_module._Embedding, rel: str, text: tuple) -> None:
+        put(self, rel, text)
+        held.append(len(self._texts))
+
+    monkeypatch.setattr(index_module._Embedding, "__setitem__", holding)
+    forked_with: list[object] = []
+    build = NoteIndex._build
+
+    def looking(self: NoteIndex, *args, **kwargs) -> None:
+        forked_with.append(self._vectors)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoteIndex, "_build", looking)
+    assert _rebuild(project, 2)[5] == whole
+    assert max(held) == 15 and held.count(0) >= 4
+    assert len(forked_with) == 4 and forked_with[1:] == [None, None, None]
+
+
 def _children() -> list[str]:
     """This process's live (not zombie) children."""
     found = []

@@ -4,8 +4,9 @@
 posting (~270 per note), hands each to a sorting pool (a Python call with asserts and a
 size estimate), and at commit sorts them all (2.7M tuples at 10k notes) to group them by
 term again. A rebuild adds documents in docnum order into an empty segment, so
-:class:`BuildWriter` files each posting under its term straight away (a docnum and a code
-for its (weight, value) in two int arrays) and at commit only sorts the terms; the field
+:class:`BuildWriter` appends each posting to its field's flat int arrays (the term's
+number, the docnum, a code for its (weight, value)) and at commit groups them by term in
+one stable sort and sorts the terms; the field
 writer (:class:`~ocm.indexer.buildcodec.BulkFieldWriter`) takes each term's postings as
 they are. The segment's files are byte for byte those `SegmentWriter` writes
 (`tests/test_buildwriter.py`). Every other part of a document (stored fields, lengths,
@@ -23,8 +24,12 @@ from whoosh.writing import SegmentWriter
 
 from .buildcodec import BuildCodec, Terms
 
-# (weight, value) pairs are coded per field: a field's postings have few distinct ones.
-_Postings = tuple[array, array]  # docnums, codes
+# A field's postings in the order they were added, three uint32s each: the term's number
+# (in the order the field met its terms), the docnum, the code of its (weight, value) pair
+# (coded per field: a field's postings have few distinct ones). Flat arrays, not two arrays
+# per term: a term costs its dict entry only (a build meets ~40 new terms a note; two
+# arrays and a tuple each were ~10 KB a note, 100 MB a process in a 100k build's batch).
+_Postings = tuple[array, array, array]  # term numbers, docnums, codes
 
 
 class BuildWriter(SegmentWriter):
@@ -39,8 +44,9 @@ class BuildWriter(SegmentWriter):
         kwargs.setdefault("codec", BuildCodec())
         super().__init__(ix, **kwargs)
         assert isinstance(self.codec, BuildCodec)
-        # field -> term (str where the field's format gives words, else bytes) -> postings
-        self._terms: dict[str, dict[Any, _Postings]] = {}
+        # field -> term (str where the field's format gives words, else bytes) -> number
+        self._terms: dict[str, dict[Any, int]] = {}
+        self._postings: dict[str, _Postings] = {}
         self._codes: dict[str, dict[tuple[float, bytes], int]] = {}
 
     def add_document(self, **fields: Any) -> None:
@@ -82,7 +88,9 @@ class BuildWriter(SegmentWriter):
         if terms is None:
             terms = self._terms[fieldname] = {}
             self._codes[fieldname] = {}
+            self._postings[fieldname] = (array("I"), array("I"), array("I"))
         codes = self._codes[fieldname]
+        numbers, docnums, coded = self._postings[fieldname]
         if type(field).index is FieldType.index:
             # FieldType.index without its generator and its UTF-8 encoding of every term:
             # the words stay str (their order is their UTF-8 bytes' order).
@@ -101,26 +109,42 @@ class BuildWriter(SegmentWriter):
             code = codes.get(key)
             if code is None:
                 code = codes[key] = len(codes)
-            postings = terms.get(term)
-            if postings is None:
-                postings = terms[term] = (array("I"), array("I"))
-            postings[0].append(docnum)
-            postings[1].append(code)
+            number = terms.get(term)
+            if number is None:
+                number = terms[term] = len(terms)
+            numbers.append(number)
+            docnums.append(docnum)
+            coded.append(code)
         return length if field.scorable else 0
 
     def _sorted_terms(self) -> Iterator[Terms]:
         """(field, term bytes, docnums, weights, values) of every term, in the order
         the posting pool would have sorted them (field, then term; docnums ascend)."""
+        import numpy as np
+
         for fieldname in sorted(self._terms):
-            terms = self._terms[fieldname]
+            terms = self._terms.pop(fieldname)
             pairs = list(self._codes[fieldname])
             weights = [weight for weight, _ in pairs]
             values = [value for _, value in pairs]
+            numbers, docnums, coded = self._postings.pop(fieldname)
+            # The postings grouped by term number, each term's in the order added (a stable
+            # sort), so its docnums ascend; `starts[n]` is where term n's begin.
+            of_term = np.frombuffer(numbers, dtype=np.uint32)
+            order = np.argsort(of_term, kind="stable")
+            starts = np.zeros(len(terms) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(of_term, minlength=len(terms)), out=starts[1:])
+            del of_term, numbers
+            ids = np.frombuffer(docnums, dtype=np.uint32)[order]
+            codes = np.frombuffer(coded, dtype=np.uint32)[order]
+            del docnums, coded, order
             for term in sorted(terms):
-                docnums, codes = terms[term]
+                number = terms[term]
+                start, end = starts[number], starts[number + 1]
                 yield (fieldname, term.encode() if isinstance(term, str) else term,
-                       docnums, [weights[c] for c in codes], [values[c] for c in codes])
-            del self._terms[fieldname]
+                       ids[start:end].tolist(),
+                       [weights[c] for c in codes[start:end].tolist()],
+                       [values[c] for c in codes[start:end].tolist()])
 
     def _flush_segment(self) -> None:
         self.perdocwriter.close()
@@ -132,12 +156,15 @@ class BuildWriter(SegmentWriter):
 
     def finish_part(self) -> Any:  # -> whoosh.codec.base.Segment
         """Write this writer's segment and return it, without a TOC (a part of a build
-        whose segments are committed together, `commit_parts`)."""
-        return self._finalize_segment()
+        whose segments are committed together, `commit_parts`, this one's among them)."""
+        segment = self._finalize_segment()
+        self._added = False  # (written: `commit_parts` does not write it again)
+        return segment
 
     def commit_parts(self, parts: list[Any]) -> None:
-        """Commit the index as its segments so far, this writer's own, then `parts`
-        (segments other writers of the same build finished), in that order."""
+        """Commit the index as its segments so far, this writer's own (unless it was
+        written already by `finish_part`), then `parts` (segments writers of the same build
+        finished), in that order."""
         self._check_state()
         try:
             segments = list(self.segments)

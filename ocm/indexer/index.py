@@ -39,6 +39,8 @@ from .manifest import MANIFEST, Manifest
 from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .embed import Embedder
     from .vectors import Embedded, EmbedText, VectorStore
 
@@ -599,6 +601,8 @@ class NoteIndex:
         `build_budget`, the notes read when it runs out are committed and the rest left
         (`progress` says how far it got); once every note is in, the embeddings are made
         and the build is over (the BUILDING mark goes)."""
+        from .subwriters import give_back_free_memory
+
         deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
             time.monotonic() + self.build_budget * READ_SHARE)
         size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
@@ -629,6 +633,9 @@ class NoteIndex:
             done += len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
             self._keep_embedded(known)
+            if deadline is None:
+                # What the batch freed goes back to the system before the next one forks.
+                give_back_free_memory()
             if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
         if not rels:  # nothing to build (an empty vault, or only edits since a batch)
@@ -654,6 +661,9 @@ class NoteIndex:
                    self._embedded)
         self._embedded = {}
         store.flush()
+        # The rows are in the file: not held in this process between batches (the next
+        # batch's sub-writers would be forked with them), read back for the next save.
+        self._vectors = None
 
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
@@ -667,7 +677,7 @@ class NoteIndex:
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
         one process reads the notes in order until it passes, and commits those. Without
         `until`, each process also embeds the notes it read (`_embedded`)."""
-        from .subwriters import SubWriter, bind_forks_to_this_process
+        from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
             until is None) else 1
@@ -677,16 +687,16 @@ class NoteIndex:
         runs = _runs(changed, scan, procs) if procs > 1 else [changed]
         model = self._build_embedder() if until is None else None
 
-        def embedded(ready: dict[str, EmbedText]) -> dict:  # -> rows, or the texts
-            from .vectors import embed_notes
+        def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
+            return {} if model is None else _Embedding(model, self.dir)
 
-            return ready if model is None else embed_notes(list(ready.items()), model,
-                                                           self.dir)
+        def embedded(ready: dict[str, EmbedText] | _Embedding) -> dict:  # -> rows, or texts
+            return ready.rows() if isinstance(ready, _Embedding) else ready
 
         def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
             writer = _writer(ix, build=True, lock=False)
             try:
-                ready: dict[str, EmbedText] = {}
+                ready = ready_texts()
                 indexed, failed = self._index_run(
                     writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
                 return writer.finish_part(), indexed, failed, embedded(ready)
@@ -705,17 +715,22 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            ready: dict[str, EmbedText] = {}
+            ready = ready_texts()
             indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
             made = self._embedded if model is not None else self._embed_ready
             made.update(embedded(ready))
             del ready
+            # This process's segment written before it waits for the sub-writers': its
+            # postings are not held while they write theirs (each run's end is a peak).
+            own = [writer.finish_part()] if indexed and subs else []
+            if own:
+                give_back_free_memory()
             results = [sub.result() for sub in subs]
             for _, more, more_failed, more_made in results:
                 indexed.update(more)
                 failed.update(more_failed)
                 made.update(more_made)
-            writer.commit_parts([segment for segment, _, _, _ in results])
+            writer.commit_parts(own + [segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
                 sub.kill()
@@ -743,7 +758,7 @@ class NoteIndex:
         return model
 
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
-                   tick: Callable[[int], object], ready: dict[str, EmbedText],
+                   tick: Callable[[int], object], ready: dict[str, EmbedText] | _Embedding,
                    until: float | None = None
                    ) -> tuple[dict[str, list[int]], dict[str, list]]:
         """Read and index the notes `rels` with `writer` (a build's); (the signature of
@@ -972,6 +987,38 @@ def _lock_timeout() -> type[Exception]:
     from filelock import Timeout
 
     return Timeout
+
+
+class _Embedding:
+    """The texts to embed of the notes a build's writer reads, embedded every BATCH notes
+    as they come (the chunks vectors.py embeds a run's texts in; a text's row does not
+    depend on the texts embedded with it), so that a writer holds its notes' rows, not
+    their texts until the end of its run (~4.5 KB a note)."""
+
+    def __init__(self, model: Embedder, folder: Path) -> None:
+        from .vectors import BATCH
+
+        self._model, self._folder, self._batch = model, folder, BATCH
+        self._texts: dict[str, EmbedText] = {}
+        self._rows: dict[str, Embedded] = {}
+
+    def __setitem__(self, rel: str, text: EmbedText) -> None:
+        self._texts[rel] = text
+        if len(self._texts) >= self._batch:
+            self._embed()
+
+    def _embed(self) -> None:
+        from .vectors import embed_notes
+
+        if self._texts:
+            self._rows.update(embed_notes(list(self._texts.items()), self._model,
+                                          self._folder))
+            self._texts = {}
+
+    def rows(self) -> dict[str, Embedded]:
+        """Every note's rows (`embed_notes`), the last texts embedded now."""
+        self._embed()
+        return self._rows
 
 
 def _unchanged(scan: dict[str, list[int]], known: dict[str, list[int]],

@@ -70,6 +70,23 @@ def bind_forks_to_this_process() -> bool:
     return True
 
 
+@functools.cache
+def _malloc_trim() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim if sys.platform.startswith("linux") else None
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's `malloc_trim`): what a batch
+    of a build freed stays resident otherwise (the heap's free chunks sit among live
+    ones), grows the builder by each batch, and is forked into the next sub-writers."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 class SubWriterError(RuntimeError):
     """A sub-writer failed (its error's text) or died."""
 
@@ -127,10 +144,12 @@ class SubWriter:
         finally:
             self._close()
         _, status = os.waitpid(self.pid, 0)
-        data = bytes(self._data)
-        if data[:1] == _RESULT and os.waitstatus_to_exitcode(status) == 0:
-            return pickle.loads(data[1:])
-        if data[:1] == _ERROR:
+        data, self._data = self._data, bytearray()
+        kind = bytes(data[:1])
+        if kind == _RESULT and os.waitstatus_to_exitcode(status) == 0:
+            with memoryview(data) as view:  # (no copy of a batch's rows)
+                return pickle.loads(view[1:])
+        if kind == _ERROR:
             raise SubWriterError(data[1:].decode("utf-8", "replace"))
         raise SubWriterError(f"a sub-writer died (exit status "
                              f"{os.waitstatus_to_exitcode(status)})")

@@ -103,6 +103,9 @@ def test_a_failing_sub_writer_fails_the_build_and_leaves_no_child(
     with pytest.raises(Exception, match="disk full"):
         project.rebuild_index(procs=2)
     assert not _children()
+    # The temporary folder all writers share is gone: the parent's cancel removed it (a
+    # sub-writer's cancel had removed it under the parent, which then failed on its files).
+    assert not (project.vault.index_dir / "MAIN.tmp").exists()
 
 
 def test_a_batch_leaves_no_writer_to_the_next(project: Project,

@@ -694,15 +694,15 @@ class NoteIndex:
             return ready.rows() if isinstance(ready, _Embedding) else ready
 
         def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
+            # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
+            # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
+            # files of the parent, still writing its own segment, among them; the parent's
+            # cancel removes that folder once the error reaches it.
             writer = _writer(ix, build=True, lock=False)
-            try:
-                ready = ready_texts()
-                indexed, failed = self._index_run(
-                    writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
-                return writer.finish_part(), indexed, failed, embedded(ready)
-            except BaseException:
-                writer.cancel()
-                raise
+            ready = ready_texts()
+            indexed, failed = self._index_run(
+                writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
+            return writer.finish_part(), indexed, failed, embedded(ready)
 
         writer = _writer(ix, build=True)
         subs: list[SubWriter] = []

@@ -280,7 +280,11 @@ def test_a_commit_during_a_search_ahead_sends_it_through_the_check(
 
 
 def test_ocm_search_processes_see_every_change_between_two_searches(
-        project: Project, run_ocm) -> None:
+        project: Project, run_ocm, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One clock for the `ocm` process and the search here that its hits are compared with:
+    # a hit's decay follows its age to the second, so a second between the two (a loaded
+    # machine) moved a score's last digit.
+    monkeypatch.setenv("OCM_NOW", "2026-11-27T09:00:00")
     for text in ("Kafka consumer lag alarms fire at 10k", "Kafka topics keep seven days",
                  "Kafka brokers need rack awareness"):
         run_ocm("remember", text, "--type", "gotcha")

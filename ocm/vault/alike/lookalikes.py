@@ -75,19 +75,11 @@ class Raw:
     keyed: bool
     words: Counter[str] | None
     head: str = ""  # the frontmatter, lower-cased
-    status: str = "active"
 
-
-@dataclass
-class Look:
-    """A raw record file and the cosine of its words with the new record's (1.0 for a file
-    without the usual frontmatter)."""
-    text: str
-    active: bool
-    keyed: bool
-    score: float
-    head: str = ""
-    status: str = "active"
+    def score(self, new_words: Counter[str]) -> float:
+        """The cosine of these words with a new record's (1.0 for a file without the usual
+        frontmatter)."""
+        return 1.0 if self.words is None else cosine(new_words, self.words)
 
 
 def raw(text: str) -> Raw:
@@ -103,13 +95,7 @@ def raw(text: str) -> Raw:
     key = _FM_LINE["key"].search(head)
     keyed = bool(key and key.group(1).strip() not in ("", "null", "~", "''", '""'))
     title = _FM_LINE["title"].search(head)
-    return Raw(text, active, keyed, words(title.group(1) if title else "", body), head.lower(),
-               status)
-
-
-def look(seen: Raw, new_words: Counter[str]) -> Look:
-    score = 1.0 if seen.words is None else cosine(new_words, seen.words)
-    return Look(seen.text, seen.active, seen.keyed, score, seen.head, seen.status)
+    return Raw(text, active, keyed, words(title.group(1) if title else "", body), head.lower())
 
 
 # path -> ((inode, size, mtime, ctime), its raw look): what this process last read of it.
@@ -147,7 +133,7 @@ class Lookalikes:
         self.candidates = candidates
         self.words = words(title, content)
         self._paths: list[Path] | None = None
-        self._looks: dict[Path, Look | None] = {}
+        self._looks: dict[Path, tuple[Raw, float] | None] = {}  # raw look, its score
         self._notes: dict[Path, MemoryNote | None] = {}
         self.broken: dict[Path, str] = {}  # record files that could not be read or parsed
 
@@ -165,20 +151,24 @@ class Lookalikes:
         one of `names` (the files of a new record that reports a change done: an older plan
         about one of them may be answered by few shared words)."""
         for path in self.paths() or ():
-            seen = self._look(path)
-            if seen is None or seen.active == retired or (keyless and seen.keyed):
+            found = self._look(path)
+            if found is None:
                 continue
-            if seen.score < floor - PREFILTER_MARGIN and not any(
+            seen, score = found
+            if seen.active == retired or (keyless and seen.keyed):
+                continue
+            if score < floor - PREFILTER_MARGIN and not any(
                     name in seen.head for name in names):
                 continue
             note = self._note(path, seen.text)
             if note is not None:
                 yield path, note
 
-    def _look(self, path: Path) -> Look | None:
+    def _look(self, path: Path) -> tuple[Raw, float] | None:
         if path not in self._looks:
             try:
-                self._looks[path] = look(read_raw(path), self.words)
+                seen = read_raw(path)
+                self._looks[path] = seen, seen.score(self.words)
             except (OcmError, OSError) as exc:
                 self._looks[path] = None
                 self.broken[path] = str(exc)

@@ -248,7 +248,7 @@ def test_doctor_reports_semantic_search(pets: Project, run_ocm,
 
 def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ocm.indexer import relevance
+    from ocm.indexer import meaning, relevance
     from ocm.indexer import search as engine
 
     tokens = ["tkqwertyuiopas", "tkzxcvbnmlkjhg", "tkpoiuytrewqas", "tkmnbvcxzasdfg"]
@@ -266,7 +266,7 @@ def test_meaning_does_not_stand_in_when_the_querys_word_is_found(
         f"Fact {tokens[1]} about the build."]
     # Without it (and without the word-twin rule, which these tokens already fail: they
     # share pieces, not meaning) the other facts come back by meaning.
-    monkeypatch.setattr(engine, "MIN_WORD_COSINE", -1.0)
+    monkeypatch.setattr(meaning, "MIN_WORD_COSINE", -1.0)
     monkeypatch.setattr(relevance, "FULL_COVERAGE", 2.0)
     assert len(project.search(SearchRequest(query=tokens[1], now=NOW))) > 1
 

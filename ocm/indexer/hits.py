@@ -6,6 +6,7 @@ import them without paying for the index).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -71,6 +72,9 @@ class Hit:
     bm25: float = 0.0
     cosine: float | None = None
     close: bool = False
+    # A meaning-only hit's word-by-word check, left to run when the search first asks
+    # whether it is close (`relevance.is_close`, ocm/indexer/meaning.py); None once run.
+    close_check: Callable[[Hit], None] | None = field(default=None, repr=False, compare=False)
     mass: float | None = None
     idents: int = 0
     # A pasted paragraph's `ontopic.familiarity` in this vault (the same on each hit).

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import relevance
@@ -265,6 +265,40 @@ def content_words(text: str, limit: int | None = None) -> list[str]:
     return out if limit is None else out[:limit]
 
 
+def _note_words(text: str) -> list[str]:
+    return content_words(text, MAX_NOTE_WORDS)
+
+
+# `best_unshared` takes the best pairs one at a time this many times, then sorts the rest.
+UNSHARED_TRIES = 16
+
+
+def best_unshared(cosines: Any, pieces: list[frozenset[int]],
+                  other_pieces: Callable[[int], frozenset[int]]) -> float:
+    """The highest of `cosines` (query words x note words, float32) whose two words share
+    no token piece (`pieces` of the query's words, `other_pieces` of the note word at a
+    position); -1.0 when every pair shares one. The best pair is most often the query's
+    own word in the note, or a word sharing its stem: the best are taken out one by one,
+    and only a note with more such pairs than UNSHARED_TRIES is sorted."""
+    import numpy as np
+
+    width = cosines.shape[1]
+    flat = cosines.ravel()  # the product's own array: taken pairs are marked in it
+    for _ in range(min(UNSHARED_TRIES, flat.size)):
+        at = int(np.argmax(flat))
+        row, col = divmod(at, width)
+        if not pieces[row] & other_pieces(col):
+            return float(flat[at])
+        flat[at] = -np.inf
+    for at in np.argsort(flat, axis=None)[::-1].tolist():
+        if flat[at] == -np.inf:
+            break  # taken out above, and every pair after it as well
+        row, col = divmod(at, width)
+        if not pieces[row] & other_pieces(col):
+            return float(flat[at])
+    return -1.0
+
+
 class WordMeaning:
     """How close in meaning a note's closest word is to a search phrase's closest word
     (`kitten` and `cat` 0.57, `nap` and `sleeps` 0.71; `docker` and `npm` 0.27): what
@@ -279,38 +313,31 @@ class WordMeaning:
     mean vector blurs a sentence about the phrase among unrelated ones."""
 
     def __init__(self, model: Any, folder: Any, text: str, query: Any) -> None:
+        from .wordvectors import word_vectors
+
         self.model, self.folder, self.vector = model, folder, query
         words = content_words(text)
-        self.query = model.embed(words, folder) if words else None
-        self.pieces = self._pieces(words)
-
-    def _pieces(self, words: list[str]) -> list[frozenset[int]]:
-        tokenizer = self.model.tokenizer(self.folder)
-        return [frozenset(tokenizer.encode(word)) for word in words]
+        self.query: Any = None
+        self.pieces: list[frozenset[int]] = []
+        if words:
+            # Kept made across searches (ocm/indexer/wordvectors.py): the floats of
+            # `model.embed(words)`, each word's pieces as its tokenizer splits it.
+            self.query, pieces = word_vectors(model, folder, words)
+            self.pieces = [pieces(at) for at in range(len(words))]
 
     def best(self, note_text: str) -> float:
         """The highest cosine of a query word and a note word that share no token piece."""
-        words = content_words(note_text, MAX_NOTE_WORDS)
-        if self.query is None or not words:
+        if self.query is None:
             return 0.0
-        import numpy as np
+        from .wordvectors import text_vectors
 
-        from .wordvectors import word_vectors
-
-        # Each word's row and pieces made once per process (ocm/indexer/wordvectors.py).
-        vectors, pieces = word_vectors(self.model, self.folder, words)
-        cosines = self.query @ vectors.T
-        # The best pair first; the rest sorted only when it shares a piece (the answer is
-        # the highest cosine of a pair that shares none, whichever of tied pairs it is).
-        first = int(np.argmax(cosines))
-        row, col = divmod(first, len(words))
-        if not self.pieces[row] & pieces(col):
-            return float(cosines[row, col])
-        for flat in np.argsort(cosines, axis=None)[::-1].tolist():
-            row, col = divmod(flat, len(words))
-            if not self.pieces[row] & pieces(col):
-                return float(cosines[row, col])
-        return -1.0
+        # Each note's words, their rows and pieces made once per process
+        # (ocm/indexer/wordvectors.py).
+        found = text_vectors(self.model, self.folder, note_text, _note_words)
+        if found is None:
+            return 0.0
+        vectors, pieces = found
+        return best_unshared(self.query @ vectors.T, self.pieces, pieces)
 
     def sentence_cosine(self, note_text: str) -> float:
         """The highest cosine of the query's embedding with one of the note's distinct

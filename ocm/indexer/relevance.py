@@ -76,15 +76,18 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     held word amounts to, in any of `fields`. `words` are the index terms of each query
     word (a word and its parts): a word weighs 1 + its rarest term's idf, and a doc
     holding only a part of it (`1` of `Q1`) is credited with half that part's idf."""
-    docs = set(docs)
+    import numpy as np
+
+    docs = list(dict.fromkeys(docs))
     fields = tuple(fields)
+    at = np.fromiter(docs, dtype=np.intp, count=len(docs))
     # Live documents only (a deleted one's postings stay until its segment is merged), so
     # that every index of the same notes weighs a word alike (ocm/indexer/livestats.py).
     total = max(scorer.searcher.doc_count(), 1)
-    idf: dict[str, tuple[float, set[int]]] = {}
+    idf: dict[str, tuple[float, Any]] = {}
     for term in {t for word in words for t in word}:
         held = scorer.holders(term, fields)
-        idf[term] = (_idf(int(held.sum()), total), {doc for doc in docs if held[doc]})
+        idf[term] = (_idf(int(held.sum()), total), held[at])  # which of `docs` hold it
     # A word's first term is the word itself; holding only one of its parts (`1` of `Q1`,
     # `py` of `backoff.py`) says less than holding the word.
     groups = [[(w * (1.0 if n == 0 else PART_CREDIT), held)
@@ -99,9 +102,17 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     strongest = max(weights, default=0.0)
     if not strongest:
         return dict.fromkeys(docs, 0.0)
-    return {doc: max((weight * max((w for w, held in group if doc in held), default=0.0) / top
-                      for group, top, weight in zip(groups, tops, weights, strict=True) if top),
-                     default=0.0) / strongest for doc in docs}
+    # Each doc's best (weight x its best held term's credit / top) over the words, for all
+    # docs at once: the float64 operations a doc at a time made, in the same order (every
+    # credit is positive, so "none held" is the 0.0 it defaulted to).
+    best = np.zeros(len(docs))
+    for group, top, weight in zip(groups, tops, weights, strict=True):
+        if top:
+            held_best = np.zeros(len(docs))
+            for w, held in group:
+                held_best = np.maximum(held_best, np.where(held, w, 0.0))
+            best = np.maximum(best, weight * held_best / top)
+    return dict(zip(docs, (best / strongest).tolist(), strict=True))
 
 
 def is_phrase(text: str) -> bool:
@@ -128,29 +139,47 @@ def familiar(hit: Any) -> bool:
     return hit.familiar is None or hit.familiar >= MIN_FAMILIAR
 
 
-def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
-    """`relevant` for the hits of one search; sets each hit's `matched` (words, meaning,
-    both). Meaning stands in for the query's words where they fail: once a hit holds the
-    query's most telling word (an identifier, a rare name), a hit holding none of its
-    words is not made relevant by being close in meaning (a random token's embedding is
-    its pieces', close to every note with those pieces)."""
-    words_found = any(h.coverage is not None and h.coverage >= FULL_COVERAGE for h in hits)
+def is_close(hit: Any) -> bool:
+    """`hit.close`, its word-by-word check run first where the search left one
+    (ocm/indexer/meaning.py)."""
+    check = hit.close_check
+    if check is not None:
+        hit.close_check = None
+        check(hit)
+    return hit.close
+
+
+def mark_matched(hits: list[Any]) -> None:
+    """Set `matched` (words, meaning, both) on the hits a search returns, each hit's
+    `close` as its word-by-word check makes it (run now where it has not run yet)."""
     for hit in hits:
         by_words = on_topic_by_words(hit)
-        hit.matched = ("both" if by_words and hit.close else "words" if by_words
-                       else "meaning" if hit.close or not hit.bm25 else "words")
+        close = is_close(hit)
+        hit.matched = ("both" if by_words and close else "words" if by_words
+                       else "meaning" if close or not hit.bm25 else "words")
+
+
+def relevance_filter(hits: list[Any]) -> Callable[[Any], bool]:
+    """`relevant` for the hits of one search (`mark_matched` then says how the hits it
+    returns matched). Meaning stands in for the query's words where they fail: once a hit
+    holds the query's most telling word (an identifier, a rare name), a hit holding none
+    of its words is not made relevant by being close in meaning (a random token's
+    embedding is its pieces', close to every note with those pieces). `is_close` is asked
+    only where it decides."""
+    words_found = any(h.coverage is not None and h.coverage >= FULL_COVERAGE for h in hits)
     if any(hit.mass is not None for hit in hits):
         # A pasted paragraph is answered or not as a whole: when one hit is on topic its
         # ranking stands as it is (dropping the others cost in-group SWE-bench 0.005 nDCG@10
         # for one point of cross-repository "nothing", docs/decisions.md).
         # It is asked of each hit's own vault (a search may span the user's vault too).
-        answered = any(familiar(hit) and (on_topic_by_words(hit) or hit.close) for hit in hits)
+        answered = any(familiar(hit) and (on_topic_by_words(hit) or is_close(hit))
+                       for hit in hits)
         return lambda hit: answered
 
     def relevant(hit: Any) -> bool:
         """False for a hit off topic: neither its words (`on_topic_by_words`) nor its
         meaning (`close`: a cosine high by itself and above the vault's other notes) say
         it is about the query."""
-        return on_topic_by_words(hit) or (not words_found and hit.close)
+        return on_topic_by_words(hit) or (not words_found and is_close(hit))
 
     return relevant

@@ -21,13 +21,14 @@ from . import ontopic as on_topic
 from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit, holds_file
 from .index import NoteIndex
+from .meaning import WordCheck, doc_number
 from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
 from .relevance import (
     MIN_DILUTED_COSINE,
-    MIN_WORD_COSINE,
     TYPICAL_OTHERS,
     is_phrase,
+    mark_matched,
     relevance_filter,
 )
 from .schema import FIELD_BOOSTS
@@ -448,7 +449,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         rel = store.path(row)
         if rel in known:
             continue
-        number = scorer.first_live("path", rel)
+        number = doc_number(scorer, rel)
         if number is None or number in hide or (keep is not None and number not in keep):
             continue
         hits.append(_hit(index, scorer.stored_fields(number), 0.0))
@@ -457,15 +458,17 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     if not hits:
         return hits, numbers
     bm25 = [hit.score for hit in hits]
-    own = [float(sims[row]) if (row := store.row(rel)) is not None else 0.0 for rel in rels]
+    rows = [store.row(rel) for rel in rels]
+    own = [float(sims[row]) if row is not None else 0.0 for row in rows]
     cos = list(own)
     closest = list(own)  # what makes a hit relevant by meaning: its closest part
-    for at, (hit, rel) in enumerate(zip(hits, rels, strict=True)):
+    parts = store.parts_similarities(rows, query)
+    for at, (hit, part) in enumerate(zip(hits, parts, strict=True)):
         # A transcript's whole-conversation embedding blurs its turns: it ranks by the
         # mean of that and its closest turn's (the closest turn alone cost the
         # conversation-level ranking on REALTALK, bench/README.md), and counts as close in
         # meaning when its closest turn is (the turn is what the hit shows).
-        hit.part_similarities = store.part_similarities(rel, query)
+        hit.part_similarities = part
         if hit.part_similarities:
             closest[at] = max(own[at], max(hit.part_similarities))
             cos[at] = (own[at] + max(hit.part_similarities)) / 2
@@ -473,7 +476,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     low_c, high_c = min(cos), max(cos)
     weight = semantic_weight(text)
     phrase = is_phrase(text)
-    words: on_topic.WordMeaning | None = None
+    checks: WordCheck | None = None
     for hit, b, c, mine, near in zip(hits, bm25, cos, own, closest, strict=True):
         # BM25F over its best: a note that shares a word with the query keeps a share of
         # the score (min-max put the weakest keyword match at 0, and the relative threshold
@@ -487,18 +490,10 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         diluted = near >= MIN_DILUTED_COSINE and not hit.part_similarities
         if not b and phrase and (hit.close or diluted):
             # A note holding no word of a search phrase: the whole texts' embeddings are
-            # close for unrelated notes too; one of its words must have a near twin here.
-            # A note of one part is read by its closest sentence when its whole text is
-            # not close (a sentence about the phrase among unrelated ones); a note of
-            # several parts already is by its closest part.
-            words = words or on_topic.WordMeaning(model, store.folder, text, query)
-            note = " ".join([hit.title, *(str(chunk[5]) for chunk in hit.chunks)])
-            if not hit.close:
-                body = " ".join(str(chunk[5]) for chunk in hit.chunks)
-                near = max(near, words.sentence_cosine(body))
-                hit.similarity, hit.cosine = near - others, near
-                hit.close = on_topic.close(text, near, hit.similarity)
-            hit.close = hit.close and words.best(note) >= MIN_WORD_COSINE
+            # close for unrelated notes too; one of its words must have a near twin here,
+            # checked when the search first asks (ocm/indexer/meaning.py).
+            checks = checks or WordCheck(model, store.folder, text, query)
+            checks.defer(hit, near, others)
         hit.score = FUSED_SCALE * fusion(b, high_b, c, low_c, high_c, weight)
         if explain:
             hit.fusion = {"words": round(b, 4), "best_words": round(high_b, 4),
@@ -617,6 +612,7 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
         if hit.explain is not None:
             hit.explain["threshold"] = round(cutoff, 4)
     hits = _mmr(hits, limit)
+    mark_matched(hits)
     if whole_first:
         hits.sort(key=lambda h: not h.whole)
     hits = _replacements_first(hits)

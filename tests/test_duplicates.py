@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ocm.agents.brief import session_brief
 from ocm.project import Project
-from ocm.vault.duplicates import duplicate_ids, keeper_rank
+from ocm.vault.duplicates import duplicate_ids, keeper_rank, one_per_id
 from ocm.vault.folder import read_document
 from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CheckpointInput
@@ -67,3 +67,18 @@ def test_duplicated_session_is_reported(project: Project) -> None:
 def test_no_duplicates_reports_nothing(project: Project) -> None:
     project.remember("One file per record", "principle")
     assert project.status()["duplicate_ids"] == {}
+
+
+def test_one_per_id_keeps_order_with_and_without_copies() -> None:
+    """No id held twice: every item, in order (the search's usual case, answered without
+    comparing paths). One id held twice: the copy named by its id stays, in its place; the
+    same id in two vaults (groups) is two notes."""
+    def key(item: tuple[str, str, str]) -> tuple[str, str, Path]:
+        return item[0], item[1], Path(item[2])
+
+    distinct = [("a", "n1", "x/n1.md"), ("a", "n2", "n2.md"), ("b", "n1", "n1.md")]
+    assert one_per_id(iter(distinct), key) == distinct
+    copies = [("a", "n2", "n2 1.md"), ("a", "n1", "n1.md"), ("a", "n2", "n2.md"),
+              ("b", "n2", "z/n2 1.md")]
+    assert one_per_id(copies, key) == [copies[1], copies[2], copies[3]]
+    assert one_per_id([], key) == []

@@ -98,6 +98,24 @@ def test_scores_follow_the_index_after_more_writes(vault_project: Project) -> No
     assert after != before
 
 
+def test_kept_clause_scores_stay_whooshs_when_evicted_and_asked_again(
+        vault_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scorer keeps each clause's scores (CLAUSE_BUDGET): a budget smaller than one
+    query's postings evicts them while the query is scored and the next asks for them
+    again; every pass, and every order of the queries, gives Whoosh's scores."""
+    index = vault_project.refresh(vault_project.vault)
+    for budget in (1, 40, postings.CLAUSE_BUDGET):
+        monkeypatch.setattr(postings, "CLAUSE_BUDGET", budget)
+        index._scorer = None  # a new scorer, its own kept clauses
+        scorer = index.scorer()
+        for text in QUERIES + QUERIES[::-1]:
+            assert _ours(index, text, Filters()) == _whoosh(index, text, Filters()), text
+        assert scorer._clause_size <= max(budget, max(
+            (len(kept[0]) for kept in scorer._clauses.values() if kept), default=0))
+        assert scorer._clause_size == sum(
+            len(kept[0]) for kept in scorer._clauses.values() if kept)
+
+
 def test_product_search_uses_these_scores(vault_project: Project, keyword_only: None) -> None:
     index = vault_project.refresh(vault_project.vault)
     raw = dict(_ours(index, "stripe webhook idempotency", Filters()))

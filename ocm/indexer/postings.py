@@ -53,6 +53,11 @@ SMALL_SEGMENT_LOOKUPS = 300
 HELD_KEPT = 1024
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
+# Postings whose score in one clause (idf * BM25 part * boost, with their global doc
+# numbers) a scorer keeps, 12 bytes each (~12 MB): a search then adds ~30 ready arrays in
+# one pass instead of computing ~120 (clause, segment) pieces (measured at 10k notes:
+# 3 -> 0.3 ms a search). Same searcher, same statistics: valid for the scorer's life.
+CLAUSE_BUDGET = 1_000_000
 
 
 class _Postings:
@@ -290,6 +295,10 @@ class PostingScorer:
         # a search asks for each of its terms' postings in every segment three times
         # (scores, holders, the live idf), a few hundred times a query.
         self._held: dict[tuple[str, str], list[tuple[Any, slice, _Postings]]] = {}
+        # clause -> (global doc numbers, their scores in it), None for a clause no document
+        # holds; least recently used first, within CLAUSE_BUDGET postings.
+        self._clauses: OrderedDict[Clause, tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
+        self._clause_size = 0
 
     def _norm_table(self, field: str) -> tuple[float, np.ndarray]:
         """The field's average length and BM25's length normalisation for each of the 256
@@ -336,20 +345,45 @@ class PostingScorer:
 
     def scores(self, clauses: Iterable[Clause]) -> np.ndarray:
         """The score of each global doc number; 0.0 where no clause matched. Deleted
-        documents keep a score: `top` skips them."""
+        documents keep a score: `top` skips them. Each document's clause scores are added
+        in clause order, starting from 0.0 (`np.bincount` adds its weights in array order):
+        the same floats as adding each clause's array in turn."""
         import numpy as np
 
-        searcher = self.searcher
-        acc = np.zeros(self.doc_count, dtype=np.float64)
-        for field, term, boost in clauses:
-            held = self._holding(field, term)
-            if not held:
-                continue
-            idf = searcher.idf(field, term)
-            for reader, docs, entry in held:
-                # Doc ids are unique within a posting list: one exact addition each.
-                acc[docs][entry.ids] += idf * self._parts(entry, reader, field) * boost
-        return acc
+        numbers: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
+        for clause in clauses:
+            found = self._clause(clause)
+            if found is not None:
+                numbers.append(found[0])
+                parts.append(found[1])
+        if not numbers:
+            return np.zeros(self.doc_count, dtype=np.float64)
+        return np.bincount(np.concatenate(numbers), np.concatenate(parts),
+                           minlength=self.doc_count)
+
+    def _clause(self, clause: Clause) -> tuple[np.ndarray, np.ndarray] | None:
+        """The global doc numbers holding the clause's term and their scores in it."""
+        import numpy as np
+
+        if clause in self._clauses:
+            self._clauses.move_to_end(clause)
+            return self._clauses[clause]
+        field, term, boost = clause
+        held = self._holding(field, term)
+        found = None
+        if held:
+            idf = self.searcher.idf(field, term)
+            found = (np.concatenate([entry.ids + docs.start for _, docs, entry in held]),
+                     np.concatenate([idf * self._parts(entry, reader, field) * boost
+                                     for reader, _, entry in held]))
+            self._clause_size += len(found[0])
+        self._clauses[clause] = found
+        while self._clause_size > CLAUSE_BUDGET and len(self._clauses) > 1:
+            dropped = self._clauses.popitem(last=False)[1]
+            if dropped is not None:
+                self._clause_size -= len(dropped[0])
+        return found
 
     def live(self) -> np.ndarray:
         """True for each global doc number that is not deleted."""

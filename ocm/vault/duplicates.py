@@ -27,9 +27,11 @@ def one_per_id(items: Iterable[T], key: Callable[[T], tuple[str, str, Path]]) ->
     """`items` without the extra copies of a note, in their order; `key(item)` is
     (group, id, path), the group telling vaults apart (an id is unique per vault)."""
     items = list(items)
+    keys = [key(item) for item in items]
+    if len({(group, note_id) for group, note_id, _ in keys}) == len(keys):
+        return items  # no id held twice (the usual case): no path to compare
     best: dict[tuple[str, str], tuple[tuple[bool, str], int]] = {}
-    for position, item in enumerate(items):
-        group, note_id, path = key(item)
+    for position, (group, note_id, path) in enumerate(keys):
         rank = keeper_rank(note_id, path)
         held = best.get((group, note_id))
         if held is None or rank < held[0]:

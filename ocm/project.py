@@ -163,22 +163,12 @@ class Project:
 
     @classmethod
     def open(cls, vault: str | Path | None = None, cwd: str | Path | None = None,
-             strict: bool = False) -> Project:
-        """Find the project from `cwd` (git common dir) and its vault (`--vault`/`OCM_VAULT`)."""
-        start = Path(cwd or os.environ.get("OCM_PROJECT_DIR") or os.getcwd())
-        chosen = vault or os.environ.get("OCM_VAULT")
-        if chosen:
-            vault_dir = Path(chosen).expanduser().resolve()
-            if vault_dir.exists() and not vault_dir.is_dir():
-                raise InvalidInput(f"vault {vault_dir} exists and is not a folder")
-            root = vault_dir.parent if vault_dir.name == vault_paths.VAULT_DIRNAME else vault_dir
-            if not start.is_dir():
-                raise InvalidInput(f"project folder {start} does not exist")
-            return cls(vault_dir, root, explicit=True, strict=strict)
-        if not start.is_dir():
-            raise InvalidInput(f"project folder {start} does not exist")
-        root = vault_paths.find_project_root(start)
-        return cls(root / vault_paths.VAULT_DIRNAME, root, strict=strict)
+             strict: bool = False,
+             location: tuple[Path, Path, bool] | None = None) -> Project:
+        """Find the project from `cwd` (git common dir) and its vault (`--vault`/`OCM_VAULT`),
+        or take them as `vault_paths.locate` found them (`location`)."""
+        vault_dir, root, explicit = location or vault_paths.locate(vault, cwd)
+        return cls(vault_dir, root, explicit=explicit, strict=strict)
 
     # -- set-up -------------------------------------------------------------------
     def init(self, team: bool = False, share_sessions: bool = False,

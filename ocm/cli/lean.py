@@ -43,8 +43,13 @@ def parse_search(args: list[str]) -> dict[str, Any] | None:
     """The keyword arguments of `searching.run` for `ocm search ARGS`, parsed the way click
     parses them; None for anything click should see (help, an unknown option, a value it
     would refuse or convert, no query)."""
-    from ocm.project import KINDS, SEARCH_SCOPES
+    found = _read_search(args)
+    return None if found is None else _checked_search(found)
 
+
+def _read_search(args: list[str]) -> dict[str, Any] | None:
+    """`parse_search`'s reading of ARGS into options and query, none of their values
+    checked yet (this imports nothing); None for what click should see."""
     found: dict[str, Any] = {}
     query: list[str] = []
     types: list[str] = []
@@ -74,6 +79,13 @@ def parse_search(args: list[str]) -> dict[str, Any] | None:
             found[key] = value
     if not query:
         return None
+    return {**found, "query": tuple(query), "types": tuple(types)}
+
+
+def _checked_search(found: dict[str, Any]) -> dict[str, Any] | None:
+    """`parse_search`'s check of the values `_read_search` found."""
+    from ocm.project import KINDS, SEARCH_SCOPES
+
     if "limit" in found:
         if not _whole_number(found["limit"]):
             return None
@@ -86,7 +98,7 @@ def parse_search(args: list[str]) -> dict[str, Any] | None:
         if not _plain_folder(found["vault"]):
             return None
         found["vault"] = Path(found["vault"])
-    return {**found, "query": tuple(query), "types": tuple(types)}
+    return found
 
 
 def _search(kwargs: dict[str, Any]) -> bool:
@@ -121,9 +133,22 @@ def main() -> None:
         # size at which OpenBLAS spreads one over threads (vectors.PRODUCT_ROWS), so the
         # floats are the same. A value the user set is kept.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        kwargs = parse_search(args[1:])
-        if kwargs is not None and _search(kwargs):
-            sys.exit(0)
+        from ocm.vault.freshness import scanahead
+
+        from . import searching
+
+        # What the search can start before it imports (the index's files read in full,
+        # the freshness scan): started on the vault it names before its values are
+        # checked, which imports most of what the search needs.
+        found = _read_search(args[1:])
+        location = None if found is None else searching.located(found.get("vault"))
+        try:
+            kwargs = None if found is None else _checked_search(found)
+            if kwargs is not None and _search({**kwargs, "location": location}):
+                sys.exit(0)
+        finally:  # a listing the search did not take (click runs it again)
+            if location is not None:
+                scanahead.discard(str(location[0]))
         gc.enable()
     from .main import main as click_main
 

@@ -34,20 +34,47 @@ def parse_date(value: str | None, what: str) -> datetime | None:
     return found
 
 
+def located(vault: str | Path | None) -> tuple[Path, Path, bool] | None:
+    """The vault a search with `--vault VAULT` (or none) reads, found before the search
+    imports what it needs (`ocm.vault.paths.locate`), with `look_ahead` started on it;
+    None when it cannot be found (the search then says why)."""
+    from ocm.vault.paths import locate
+
+    try:
+        location = locate(vault)
+    except (OcmError, OSError, ValueError):
+        return None
+    look_ahead(location[0])
+    return location
+
+
+def look_ahead(vault_dir: Path) -> None:
+    """Start what a search of the vault at `vault_dir` needs when it has an index, each
+    once per process: the freshness scan in a child (ocm/vault/freshness/scanahead.py) and
+    the reading of the index files in full in a thread, before any is read
+    (ocm/indexer/checksums.py). Both run while the search is still importing what it
+    needs."""
+    from ocm.indexer import checksums
+    from ocm.vault.paths import INDEX_DIRNAME
+
+    index_dir = vault_dir / INDEX_DIRNAME
+    if (index_dir / checksums.MANIFEST).exists():
+        scanahead.start(str(vault_dir))
+        checksums.check_ahead(index_dir, also=(checksums.VECTORS,))
+
+
 def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = False,
         limit: int = DEFAULT_LIMIT, kind: str | None = None, types: tuple[str, ...] = (),
         status: str | None = None, tool: str | None = None, since: str | None = None,
         until: str | None = None, file_: str | None = None, tag: str | None = None,
         scope: str = DEFAULT_SCOPE, include_resolved: bool = False, explain: bool = False,
-        chunks: bool = False, author: str | None = None) -> None:
+        chunks: bool = False, author: str | None = None,
+        location: tuple[Path, Path, bool] | None = None) -> None:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
-    printed."""
-    from ocm.indexer import checksums
-    from ocm.indexer.manifest import MANIFEST
-    from ocm.indexer.vectors import VECTORS
+    printed. `location`: the vault as `located` found it."""
     from ocm.project import Project, SearchRequest, filters_line
 
-    project = Project.open(vault=vault, strict=True)
+    project = Project.open(vault=vault, strict=True, location=location)
     req = SearchRequest(
         query=" ".join(query), limit=limit, kind=kind, types=types, status=status, tool=tool,
         since=parse_date(since, "since"), until=parse_date(until, "until"), file=file_,
@@ -61,10 +88,7 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
     # name instead (NoteIndex.sync), and a `find` started here would only be killed, its
     # start paid by this process.
     root = str(project.vault.root)
-    if (project.vault.index_dir / MANIFEST).exists():
-        scanahead.start(root)
-        # Its files read whole in a thread meanwhile too, before any is read (checksums.py).
-        checksums.check_ahead(project.vault.index_dir, also=(VECTORS,))
+    look_ahead(project.vault.root)
     try:
         hits = project.search(req)
     finally:

@@ -39,9 +39,11 @@ from typing import BinaryIO
 
 import xxhash
 
-from ocm.vault.atomic import atomic_write_bytes
-
 SUMS = "checksums.json"
+# The index's manifest (ocm/indexer/manifest.py) and vectors (ocm/indexer/vectors.py), named
+# here for a search to start reading them ahead before it imports either (`check_ahead`).
+MANIFEST = "manifest.json"
+VECTORS = "vectors.npz"
 # Whoosh's segment files: MAIN_<segment id>.<ext> or MAIN_<segment id>.<field>_len.col.
 _SEGMENT_FILE = re.compile(r"^MAIN_[0-9a-z]+\.")
 # Files found whole in this process: path -> (inode, mtime_ns, size, digest).
@@ -212,6 +214,8 @@ class Checksums:
             fresh[name] = [key[2], digest]
             _VERIFIED[path] = (*key, digest)
         if fresh != table:
+            from ocm.vault.atomic import atomic_write_bytes
+
             with contextlib.suppress(OSError):  # a read-only index goes without
                 atomic_write_bytes(self._path, json.dumps(fresh, separators=(",", ":"),
                                                           sort_keys=True).encode(),

@@ -29,10 +29,9 @@ from pathlib import Path
 
 from ocm.vault.atomic import atomic_write_text
 
-from .checksums import Checksums
+from .checksums import MANIFEST, Checksums
 from .schema import SCHEMA_VERSION
 
-MANIFEST = "manifest.json"
 JOURNAL = "manifest.log"
 # The journal is folded into the whole file once it is this fraction of its size.
 JOURNAL_FRACTION = 8

@@ -36,10 +36,9 @@ from typing import Any
 
 from ocm.vault.atomic import atomic_write_bytes, open_new
 
-from .checksums import digest_of, digest_taken
+from .checksums import VECTORS, digest_of, digest_taken
 from .embed import DIM, MODEL, Embedder
 
-VECTORS = "vectors.npz"
 # The [size, XXH3-64] of the vectors file as last written or found whole (JSON).
 CHECKED = "checked-vectors.json"
 BATCH = 256

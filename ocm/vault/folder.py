@@ -27,6 +27,7 @@ from .ids import validate_id
 from .links import unlink
 from .markdown import Document
 from .memories import MemoryNote
+from .paths import INDEX_DIRNAME
 
 T = TypeVar("T")
 _WRITE_ATTEMPTS = 5
@@ -90,7 +91,7 @@ class NoteFolder:
 
     @property
     def index_dir(self) -> Path:
-        return self.root / ".index"
+        return self.root / INDEX_DIRNAME
 
     @property
     def exists(self) -> bool:

@@ -6,7 +6,32 @@ import os
 import subprocess
 from pathlib import Path
 
+from .errors import InvalidInput
+
 VAULT_DIRNAME = ".openCodeMemory"
+# A vault's index folder (`Vault.index_dir`).
+INDEX_DIRNAME = ".index"
+
+
+def locate(vault: str | Path | None = None,
+           cwd: str | Path | None = None) -> tuple[Path, Path, bool]:
+    """(vault folder, project root, whether the vault was named) for `Project.open`: the
+    vault named by `vault` or `$OCM_VAULT`, or the one of the project found from `cwd`
+    (`$OCM_PROJECT_DIR`, the working folder) through git."""
+    start = Path(cwd or os.environ.get("OCM_PROJECT_DIR") or os.getcwd())
+    chosen = vault or os.environ.get("OCM_VAULT")
+    if chosen:
+        vault_dir = Path(chosen).expanduser().resolve()
+        if vault_dir.exists() and not vault_dir.is_dir():
+            raise InvalidInput(f"vault {vault_dir} exists and is not a folder")
+        root = vault_dir.parent if vault_dir.name == VAULT_DIRNAME else vault_dir
+        if not start.is_dir():
+            raise InvalidInput(f"project folder {start} does not exist")
+        return vault_dir, root, True
+    if not start.is_dir():
+        raise InvalidInput(f"project folder {start} does not exist")
+    root = find_project_root(start)
+    return root / VAULT_DIRNAME, root, False
 
 
 def find_project_root(start: Path) -> Path:

@@ -46,6 +46,26 @@ def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
     assert _files(tmp_path / "build") == stock
 
 
+def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs of terms taken out of the sorted postings together, and the single-posting
+    blocks kept for reuse, change no byte at their bounds: tiny runs, a tiny cache."""
+    import ocm.indexer.buildcodec as buildcodec
+    import ocm.indexer.buildwriter as buildwriter
+
+    monkeypatch.setattr(buildwriter, "_TERMS_AT_ONCE", 3)
+    monkeypatch.setattr(buildcodec, "SINGLE_BLOCKS_KEPT", 2)
+    docs = _docs(300)
+    stock = _stock(tmp_path / "stock", docs)
+    (tmp_path / "build").mkdir()
+    writer = BuildWriter(index.create_in(str(tmp_path / "build"), build_schema()),
+                         compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit_parts([])
+    assert _files(tmp_path / "build") == stock
+
+
 def test_parts_commit_as_consecutive_segments(tmp_path: Path) -> None:
     docs = _docs(40)
     ix = index.create_in(str(tmp_path), build_schema())

@@ -38,6 +38,7 @@ __all__ = [
     "CountedFrequency",
     "SimpleWordStemFilter",
     "code_analyzer",
+    "encoded_count",
     "legacy_chain",
     "tokens",
 ]
@@ -345,15 +346,26 @@ class CountedFrequency(Frequency):
     """
 
     def word_values(self, value: Any, analyzer: Any, **kwargs: Any):
-        fast = (isinstance(analyzer, CodeAnalyzer) and isinstance(value, str)
-                and kwargs.keys() <= {"mode"})
-        if not fast:
+        counts = self.term_counts(value, analyzer, **kwargs)
+        if counts is None:
             return super().word_values(value, analyzer, **kwargs)
         fb = self.field_boost
-        counts = Counter(analyzer.index_terms(value))
-        packed = _PACKED_COUNTS
-        return ((w, n, float(n) * fb, packed[n] if n < _PACKED_LIMIT else pack_uint(n))
-                for w, n in counts.items())
+        return ((w, n, float(n) * fb, encoded_count(n)) for w, n in counts.items())
+
+    @staticmethod
+    def term_counts(value: Any, analyzer: Any, **kwargs: Any) -> Counter[str] | None:
+        """Each term's count in `value`, in the order the terms first occur (what
+        `word_values` yields, weight `float(count) * field_boost` and value
+        `encoded_count(count)` each); None where `word_values` takes Frequency's loop."""
+        if not (isinstance(analyzer, CodeAnalyzer) and isinstance(value, str)
+                and kwargs.keys() <= {"mode"}):
+            return None
+        return Counter(analyzer.index_terms(value))
+
+
+def encoded_count(n: int) -> bytes:
+    """A posting's value for a term counted `n` times (Frequency's)."""
+    return _PACKED_COUNTS[n] if n < _PACKED_LIMIT else pack_uint(n)
 
 
 # Encoded small counts, shared: a build holds millions of postings in memory at once and

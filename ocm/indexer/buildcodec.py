@@ -35,7 +35,7 @@ from whoosh.codec.whoosh3 import (
     W3Segment,
     W3TermInfo,
 )
-from whoosh.system import pack_int, pack_ushort
+from whoosh.system import pack_int, pack_long, pack_ushort
 from whoosh.util.numeric import length_to_byte
 
 from .savedpostings import SavedPostingsWriter
@@ -47,6 +47,12 @@ Terms = tuple[str, bytes, Sequence[int], Sequence[float], Sequence[bytes]]
 _FIELD_AND_TERM = itemgetter(0, 1)
 # Whoosh's marker for spelling-only entries in the posting stream (never postings).
 _SPELLING_DOCNUM = -1
+# A term info's bytes before its extent (the block's offset and length).
+_TERMINFO_HEAD = W3TermInfo._struct.size
+# How many single-posting blocks a field writer keeps made (a term that occurs in one note
+# only, two thirds of a build's terms, writes the block of every other term of that note
+# and field with the same count): bounded, as a 100k build's part meets ~1M of them.
+SINGLE_BLOCKS_KEPT = 65_536
 
 
 class BuildCodec(W3Codec):
@@ -98,6 +104,13 @@ class BulkFieldWriter(W3FieldWriter):
         # Every term's ids and weights, also saved beside the segment for the scorer
         # (savedpostings.py); None when Whoosh's own path wrote the terms instead.
         self._saved: SavedPostingsWriter | None = SavedPostingsWriter()
+        # (docnum, weight, value, length) -> (block bytes, term info bytes before the
+        # extent) of a term with that one posting in the current field.
+        self._single: dict[tuple[int, float, bytes, int], tuple[bytes, bytes]] = {}
+
+    def start_field(self, fieldname, fieldobj) -> None:
+        self._single.clear()  # (a field's format decides its blocks' values)
+        super().start_field(fieldname, fieldobj)
 
     def close(self) -> None:
         super().close()
@@ -148,7 +161,29 @@ class BulkFieldWriter(W3FieldWriter):
         """The bytes ``start_term``, ``add_posting`` per posting and ``finish_term`` write
         for a term whose postings fit in one block, without their dozen calls per term
         (``start_postings``, ``_write_block``, ``add_block``, ``_mini_*``...): the same
-        block header, info tuple and data tuple, pickled and compressed the same way."""
+        block header, info tuple and data tuple, pickled and compressed the same way.
+        A term with one posting takes its block from another term with the same posting
+        in this field when there was one (the same bytes: only the extent differs)."""
+        if len(docnums) == 1:
+            key = (docnums[0], weights[0], values[0], lengths[0])
+            made = self._single.get(key)
+            if made is None:
+                if len(self._single) >= SINGLE_BLOCKS_KEPT:
+                    self._single.clear()
+                made = self._single[key] = self._one_block(docnums, weights, values,
+                                                           lengths)
+        else:
+            made = self._one_block(docnums, weights, values, lengths)
+        block, head = made
+        postfile = self._postfile
+        start = postfile.tell()
+        postfile.write(block)
+        self._tindex.add(pack_ushort(self._fieldid) + btext,
+                         head + pack_long(start) + pack_int(len(block)))
+
+    def _one_block(self, docnums: Sequence[int], weights: Sequence[float],
+                   values: Sequence[bytes], lengths: Sequence[int]) -> tuple[bytes, bytes]:
+        """(the block, the term info's bytes before its extent) of one block's postings."""
         n = len(docnums)
         block_weights = array("f", weights)
         top = max(weights)
@@ -169,14 +204,11 @@ class BulkFieldWriter(W3FieldWriter):
         # Magic (first block), length (negative: the last block), info, data: one write.
         block = b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-(len(infobytes) + len(databytes))),
                           infobytes, databytes))
-        postfile = self._postfile
-        start = postfile.tell()
-        postfile.write(block)
         terminfo = W3TermInfo(weight=0 + sum(block_weights), df=n, minlength=minlength,
                               maxlength=maxlength, maxweight=maxweight, minid=docnums[0],
                               maxid=docnums[-1])
-        terminfo.set_extent(start, len(block))
-        self._tindex.add(pack_ushort(self._fieldid) + btext, terminfo.to_bytes())
+        terminfo.set_extent(0, 0)  # (the caller packs the block's own)
+        return block, terminfo.to_bytes()[:_TERMINFO_HEAD]
 
 
 def _grouped(items: Iterable[Posting]) -> Iterator[Terms]:

@@ -16,12 +16,15 @@ columns) goes through Whoosh's per-document writer as before.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 from whoosh.fields import FieldType
 from whoosh.writing import SegmentWriter
 
+from .analysis import CountedFrequency, encoded_count
 from .buildcodec import BuildCodec, Terms
 
 # A field's postings in the order they were added, three uint32s each: the term's number
@@ -30,6 +33,8 @@ from .buildcodec import BuildCodec, Terms
 # per term: a term costs its dict entry only (a build meets ~40 new terms a note; two
 # arrays and a tuple each were ~10 KB a note, 100 MB a process in a 100k build's batch).
 _Postings = tuple[array, array, array]  # term numbers, docnums, codes
+# Terms whose postings are taken out of the sorted arrays together at commit.
+_TERMS_AT_ONCE = 4096
 
 
 class BuildWriter(SegmentWriter):
@@ -97,6 +102,10 @@ class BuildWriter(SegmentWriter):
             if not isinstance(value, str | list | tuple):
                 raise ValueError(f"{value!r} is not unicode or sequence")
             assert field.format is not None  # every indexed field has one
+            if isinstance(field.format, CountedFrequency):
+                counts = field.format.term_counts(value, field.analyzer, mode="index")
+                if counts is not None:
+                    return self._index_counts(fieldname, field, counts, boost)
             items = field.format.word_values(value, field.analyzer, mode="index")
         else:
             items = field.index(value)
@@ -117,6 +126,29 @@ class BuildWriter(SegmentWriter):
             coded.append(code)
         return length if field.scorable else 0
 
+    def _index_counts(self, fieldname: str, field: FieldType, counts: Counter[str],
+                      boost: float) -> int:
+        """`_index` for a field whose format counts its terms (CountedFrequency): the same
+        postings filed a field at a time (each distinct count coded once, the arrays
+        extended once) instead of a few dict lookups and three appends per term."""
+        assert isinstance(field.format, CountedFrequency)
+        terms, codes = self._terms[fieldname], self._codes[fieldname]
+        numbers, docnums, coded = self._postings[fieldname]
+        fb = field.format.field_boost
+        code_of: dict[int, int] = {}
+        for n in dict.fromkeys(counts.values()):
+            # (the weight as word_values makes it, then boosted as _index does)
+            key = (float(n) * fb * boost, encoded_count(n))
+            code = codes.get(key)
+            if code is None:
+                code = codes[key] = len(codes)
+            code_of[n] = code
+        add = terms.setdefault
+        numbers.extend([add(term, len(terms)) for term in counts])
+        docnums.extend(repeat(self.docnum, len(counts)))
+        coded.extend([code_of[n] for n in counts.values()])
+        return sum(counts.values()) if field.scorable else 0
+
     def _sorted_terms(self) -> Iterator[Terms]:
         """(field, term bytes, docnums, weights, values) of every term, in the order
         the posting pool would have sorted them (field, then term; docnums ascend)."""
@@ -128,23 +160,36 @@ class BuildWriter(SegmentWriter):
             weights = [weight for weight, _ in pairs]
             values = [value for _, value in pairs]
             numbers, docnums, coded = self._postings.pop(fieldname)
-            # The postings grouped by term number, each term's in the order added (a stable
-            # sort), so its docnums ascend; `starts[n]` is where term n's begin.
-            of_term = np.frombuffer(numbers, dtype=np.uint32)
-            order = np.argsort(of_term, kind="stable")
-            starts = np.zeros(len(terms) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(of_term, minlength=len(terms)), out=starts[1:])
-            del of_term, numbers
+            names = sorted(terms)
+            # Each term's rank in that order; the postings grouped by it, each term's in
+            # the order added (a stable sort), so its docnums ascend and the terms come
+            # one after the other: `starts[r]` is where the r-th term's begin.
+            rank = np.empty(len(names), dtype=np.uint32)
+            rank[np.fromiter(map(terms.__getitem__, names), dtype=np.int64,
+                             count=len(names))] = np.arange(len(names), dtype=np.uint32)
+            del terms
+            of_rank = rank[np.frombuffer(numbers, dtype=np.uint32)]
+            del rank, numbers
+            order = np.argsort(of_rank, kind="stable")
+            starts = np.zeros(len(names) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(of_rank, minlength=len(names)), out=starts[1:])
+            del of_rank
             ids = np.frombuffer(docnums, dtype=np.uint32)[order]
             codes = np.frombuffer(coded, dtype=np.uint32)[order]
             del docnums, coded, order
-            for term in sorted(terms):
-                number = terms[term]
-                start, end = starts[number], starts[number + 1]
-                yield (fieldname, term.encode() if isinstance(term, str) else term,
-                       ids[start:end].tolist(),
-                       [weights[c] for c in codes[start:end].tolist()],
-                       [values[c] for c in codes[start:end].tolist()])
+            # A run of terms at a time as Python lists (one conversion each, not three
+            # numpy slices a term; two thirds of the terms hold one posting).
+            for first in range(0, len(names), _TERMS_AT_ONCE):
+                bounds = starts[first:first + _TERMS_AT_ONCE + 1].tolist()
+                base = bounds[0]
+                run_ids = ids[base:bounds[-1]].tolist()
+                run_codes = codes[base:bounds[-1]].tolist()
+                for i, term in enumerate(names[first:first + _TERMS_AT_ONCE]):
+                    start, end = bounds[i] - base, bounds[i + 1] - base
+                    mine = run_codes[start:end]
+                    yield (fieldname, term.encode() if isinstance(term, str) else term,
+                           run_ids[start:end], [weights[c] for c in mine],
+                           [values[c] for c in mine])
 
     def _flush_segment(self) -> None:
         self.perdocwriter.close()

@@ -8,6 +8,7 @@ was read. `Document.parse(text).render() == text` for every text that parses.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -61,9 +62,21 @@ _KEY_NORMALISE_RE = re.compile(r"[^a-z0-9]+")
 SECTION_RULE = "---"
 
 
+# Headings repeat across a vault (every session note has the same dozen): their titles and
+# keys are kept made, as a build asks for each block's many times (Document.find).
+HEADINGS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=HEADINGS_KEPT)
 def normalise_heading(title: str) -> str:
     """'🔲 Work To Be Completed' -> 'work to be completed' (emoji and punctuation dropped)."""
     return " ".join(_KEY_NORMALISE_RE.split(title.lower())).strip()
+
+
+@functools.lru_cache(maxsize=HEADINGS_KEPT)
+def _heading_title(heading: str) -> str:
+    match = _HEADING_RE.match(heading)
+    return match.group(2) if match else ""
 
 
 # --------------------------------------------------------------------------- frontmatter
@@ -202,8 +215,7 @@ class Block:
 
     @property
     def title(self) -> str:
-        match = _HEADING_RE.match(self.heading)
-        return match.group(2) if match else ""
+        return _heading_title(self.heading)
 
     @property
     def key(self) -> str:

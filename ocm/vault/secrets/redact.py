@@ -125,9 +125,13 @@ class _Rule:
     """One detector: a precompiled regex whose group `s` (or whole match) is the secret."""
 
     def __init__(self, kind: str, pattern: _LazyPattern,
-                 keywords: tuple[str, ...] | None = None, anchored: bool = False) -> None:
+                 keywords: tuple[str, ...] | None = None, anchored: bool = False,
+                 gate: _LazyPattern | None = None) -> None:
         self.kind = kind
         self.pattern = pattern
+        # A rule without keywords may have a cheap pattern that every match contains: where
+        # it is not found, the rule's own (tried at every offset) is not run.
+        self.gate = gate
         self.keywords: tuple[str, ...] = _OWN_KEYWORDS.get(kind, ()) if keywords is None \
             else keywords
         # Every match starts at one of the keywords: tried only there, not at every offset
@@ -138,6 +142,8 @@ class _Rule:
         return True
 
     def matches(self, text: str, starts: list[int] | None) -> Iterator[re.Match[str]]:
+        if self.gate is not None and self.gate.search(text) is None:
+            return
         # Where keywords are dense, one scan in C beats a Python-level match per keyword.
         if not self.anchored or starts is None or len(starts) * 16 > len(text):
             yield from self.pattern.finditer(text)
@@ -758,7 +764,9 @@ _MORE_RULES: tuple[_Rule, ...] = (
     _Rule("pgpass_password", _LazyPattern(
         r"(?m)(?:^|(?<=[\s\"'>]))[A-Za-z0-9_.*-]++:(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]++:"
         r"[A-Za-z0-9_.@*-]++:(?P<s>(?=[0-9a-fA-F]*+[^\s\"':0-9a-fA-F])(?:[^\s\"':\\]|\\\S){4,}+)"
-        r"(?=[\s\"']|\Z)"), keywords=()),
+        r"(?=[\s\"']|\Z)"), keywords=(),
+          # (its `:port:database:user:` part, possessive alike; found from each `:`)
+          gate=_LazyPattern(r":(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]++:")),
     _Rule("npm_auth", _LazyPattern(
         r"(?:_auth(?<![^\s:\"']_auth)(?:Token)?|_password(?<![^\s:\"']_password))"
         r"=[\"']?(?!\$\{)(?P<s>[^\s\"']{8,}+)"),

@@ -76,7 +76,8 @@ Embedded = tuple[Any, Any]
 PRODUCT_ROWS = 1024
 # Rows a process finds by binary search in a loaded file's path order (`VectorStore.row`,
 # each answer kept) before it makes the paths a list and a dict instead: a warm process,
-# which then looks a row up in one step (~2 ms once at 10k notes, ~25 ms at 100k).
+# which then looks a row up in one step (~7 ms once at 10k notes under load 13, ten
+# times that at 100k; a process that writes makes them anyway, `sync`).
 ROWS_LOOKED_BEFORE_LISTS = 256
 
 

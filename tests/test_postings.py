@@ -116,6 +116,28 @@ def test_kept_clause_scores_stay_whooshs_when_evicted_and_asked_again(
             len(kept[0]) for kept in scorer._clauses.values() if kept)
 
 
+def test_a_note_edited_on_disk_under_a_warm_process_is_scored_and_shown_as_it_is_now(
+        vault_project: Project, keyword_only: None) -> None:
+    """The clause scores a scorer keeps are its searcher's: a note rewritten on disk while
+    the process is warm (no `remember`, the next search finds the change) is scored from
+    its new words and shown with its new text, never from what was kept."""
+    vault_project.search(SearchRequest(query="stripe webhook idempotency"))  # warm: kept
+    index = vault_project.refresh(vault_project.vault)
+    kept = index.scorer()
+    assert kept._clauses
+    note = next(index.resolved_root.rglob("*.md"))
+    text = note.read_text()
+    head, _, _ = text.partition("\n---\n")
+    note.write_text(head + "\n---\n# zebrafish quagga\n\nzebrafish quagga zebrafish.\n")
+    found = vault_project.search(SearchRequest(query="zebrafish quagga"))
+    assert [hit.path for hit in found] == [note]
+    assert found[0].chunk is not None and "zebrafish quagga" in found[0].chunk.snippet
+    index = vault_project.refresh(vault_project.vault)
+    assert index.scorer() is not kept
+    for query in ("zebrafish quagga", *QUERIES):
+        assert _ours(index, query, Filters()) == _whoosh(index, query, Filters()), query
+
+
 def test_product_search_uses_these_scores(vault_project: Project, keyword_only: None) -> None:
     index = vault_project.refresh(vault_project.vault)
     raw = dict(_ours(index, "stripe webhook idempotency", Filters()))

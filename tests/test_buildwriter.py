@@ -31,19 +31,22 @@ def _stock(folder: Path, docs: list[dict]) -> dict[str, bytes]:
     return _files(folder)
 
 
+def _built(folder: Path, docs: list[dict]) -> dict[str, bytes]:
+    folder.mkdir()
+    writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit_parts([])
+    return _files(folder)
+
+
 # 300 documents put some terms over the 128-posting block limit (several blocks).
 @pytest.mark.parametrize("count", [1, 7, 300])
 def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
     docs = _docs(count)
     stock = _stock(tmp_path / "stock", docs)
-    (tmp_path / "build").mkdir()
-    writer = BuildWriter(index.create_in(str(tmp_path / "build"), build_schema()),
-                         compound=False)
-    for doc in docs:
-        writer.add_document(**doc)
-    writer.commit_parts([])
     assert {"trm", "pst", "_body_len.col", "date.col"} <= set(stock)
-    assert _files(tmp_path / "build") == stock
+    assert _built(tmp_path / "build", docs) == stock
 
 
 def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
@@ -56,14 +59,7 @@ def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
     monkeypatch.setattr(buildwriter, "_TERMS_AT_ONCE", 3)
     monkeypatch.setattr(buildcodec, "SINGLE_BLOCKS_KEPT", 2)
     docs = _docs(300)
-    stock = _stock(tmp_path / "stock", docs)
-    (tmp_path / "build").mkdir()
-    writer = BuildWriter(index.create_in(str(tmp_path / "build"), build_schema()),
-                         compound=False)
-    for doc in docs:
-        writer.add_document(**doc)
-    writer.commit_parts([])
-    assert _files(tmp_path / "build") == stock
+    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
 
 
 def test_parts_commit_as_consecutive_segments(tmp_path: Path) -> None:

@@ -1084,7 +1084,8 @@ def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list
     """Where each batch of a build of `rels` (in their order) by `procs` processes ends:
     batches of about the same work (a note's size plus NOTE_BYTES), BUILD_BATCHES of them,
     more where a batch's work would pass BUILD_BATCH_WORK, at most as many as keep the
-    build's segments within MAX_LARGE_SEGMENTS, none of fewer than BUILD_BATCH_MIN notes."""
+    build's segments within MAX_LARGE_SEGMENTS, and no more than batches of BUILD_BATCH_MIN
+    notes would make."""
     work = [max(0, scan[rel][1]) + NOTE_BYTES for rel in rels]
     total = sum(work)
     most = max(BUILD_BATCHES, MAX_LARGE_SEGMENTS // max(1, procs))

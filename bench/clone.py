@@ -15,7 +15,10 @@ fresh `git clone` of it:
   cli_whole_s        from that search's start until the index is whole: the builder it
                      started (`ocm rebuild-index --resume`, both cores) is done, embeddings
                      included, and no `.index/building` mark is left
-  build_peak_mb      the builder's peak resident memory (its sub-writers' summed in, sampled)
+  build_peak_mb      the builder's peak resident memory (its sub-writers' summed in, sampled
+                     every 0.1 s from /proc/PID/smaps_rollup to the end of the build)
+  build_peak_pss_mb  the same, proportional (PSS: a page shared since a fork split between
+                     the processes sharing it, not counted in each)
   build_cpu_s        the builder's CPU time with its reaped sub-writers' (last sample)
   mcp_first_s        a real `ocm mcp` process: start, MCP initialize, first `ocm__search`
                      (through the MCP SDK's client over stdio)
@@ -82,22 +85,30 @@ def clone(team: Path, dest: Path) -> Path:
     return dest
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """Resident KB of `pid` and its children (a builder and its sub-writers)."""
-    total = 0
-    pids = [pid]
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants (a builder, its sub-writers)."""
     try:
-        pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
-        return 0
+        return []
+    return [pid, *(one for child in children for one in _tree(int(child)))]
+
+
+def _memory_kb(pids: set[int]) -> tuple[int, int]:
+    """(RSS, PSS) KB of these processes, summed: RSS counts a page shared since a fork in
+    each process, PSS splits it between its sharers (what the build takes)."""
+    rss = pss = 0
     for one in pids:
         try:
-            for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+            rollup = Path(f"/proc/{one}/smaps_rollup").read_text().splitlines()
         except OSError:
-            pass
-    return total
+            continue
+        for line in rollup:
+            if line.startswith("Rss:"):
+                rss += int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss += int(line.split()[1])
+    return rss, pss
 
 
 def _builders(vault: Path) -> list[int]:
@@ -130,14 +141,16 @@ def _stop_builders(vault: Path) -> None:
 
 
 def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None) -> None:
-    """Wait for the vault's build to be over, sampling the builder's memory into peak[0]
-    and each builder's CPU ticks into `cpu`."""
+    """Wait for the vault's build to be over, sampling the builders' summed memory into
+    peak ([RSS KB, PSS KB]) and each builder's CPU ticks into `cpu`."""
     deadline = time.monotonic() + WAIT_S
     while (vault / ".index" / "building").exists() or _builders(vault):
-        for pid in _builders(vault):
-            peak[0] = max(peak[0], _tree_rss_kb(pid))
+        builders = _builders(vault)  # (a sub-writer is one too: forked with its argv)
+        rss, pss = _memory_kb({one for pid in builders for one in _tree(pid)})
+        for pid in builders:
             if cpu is not None:
                 cpu[pid] = max(cpu.get(pid, 0), _cpu_ticks(pid))
+        peak[:] = max(peak[0], rss), max(peak[1], pss)
         if time.monotonic() > deadline:
             raise RuntimeError("the build did not finish")
         time.sleep(0.1)
@@ -169,7 +182,7 @@ def cli_first(team: Path, work: Path, env: dict[str, str], query: str,
                                                env)
     hits = json.loads(out)
     indexing = hits[0].get("indexing") if hits else None
-    peak, ticks = [0], {}
+    peak, ticks = [0, 0], {}
     if not whole:  # the first answer only: the builder it started is stopped
         _stop_builders(repo / ".openCodeMemory")
         return {"cli_first_s": round(seconds, 2), "cli_first_cpu_s": round(cpu, 2),
@@ -180,7 +193,7 @@ def cli_first(team: Path, work: Path, env: dict[str, str], query: str,
             "cli_first_mb": round(peak_kb / 1024),
             "cli_indexed": indexing["indexed"] if indexing else None,
             "cli_whole_s": round(time.perf_counter() - t0, 1),
-            "build_peak_mb": round(peak[0] / 1024),
+            "build_peak_mb": round(peak[0] / 1024), "build_peak_pss_mb": round(peak[1] / 1024),
             "build_cpu_s": round(sum(ticks.values()) / os.sysconf("SC_CLK_TCK"), 1)}
 
 

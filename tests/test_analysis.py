@@ -257,3 +257,22 @@ def test_a_long_text_analysed_again_gives_the_same_terms_and_a_list_of_its_own()
     again = analyzer.index_terms(text)
     assert again == [t.text for t in analyzer(text, mode="index")]
     assert "mutated" not in again and "backoff" in again
+
+
+def test_indexing_memoises_the_stems_only_and_a_commit_drops_every_memo() -> None:
+    """What a build's writer keeps of the words it met: each distinct token's stems, not
+    its whole expansion (Term tuples, ~1 KB a token: half a 100k build's writer heap), and
+    nothing once cleaned (a build cleans it after each batch)."""
+    from ocm.indexer.analysis import CodeAnalyzer, _parts
+
+    analyzer = CodeAnalyzer()
+    text = "GraphQLResolver fetches user_id via snake_case paths/to/file.py and runs"
+    indexed = analyzer.index_terms(text)
+    assert analyzer._expanded == {} and analyzer._indexed
+    assert indexed == [t.text for t in analyzer(text, mode="index")]  # the same terms
+    assert analyzer.index_terms(text) == indexed
+    assert _parts.cache_info().currsize > 0
+    analyzer.clean()
+    assert (analyzer._indexed, analyzer._expanded, analyzer._recent) == ({}, {}, {})
+    assert _parts.cache_info().currsize == 0
+    assert analyzer.index_terms(text) == indexed

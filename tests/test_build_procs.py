@@ -117,7 +117,7 @@ def test_a_batch_leaves_no_writer_to_the_next(project: Project,
     from ocm.indexer import index as index_module
 
     _fill(project)
-    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 60)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
     alive: list[int] = []
     build = NoteIndex._build
@@ -142,20 +142,25 @@ def test_each_batch_saves_the_rows_its_writers_made(project: Project,
 
     _fill(project)
     whole = _rebuild(project, 1)[5]
-    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 60)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
     seen: list[tuple[int, int]] = []
+    before: list[int] = [0]  # the notes the batches so far took
     build = NoteIndex._build
 
-    def looking(self: NoteIndex, *args, **kwargs) -> None:
+    def looking(self: NoteIndex, ix, scan, changed, *args, **kwargs) -> None:
         store = VectorStore(project.vault.index_dir)
         store.holds(None)  # (loads the file, if any)
         seen.append((store.count, len(self._embedded)))
-        build(self, *args, **kwargs)
+        before.append(before[-1] + len(changed))
+        build(self, ix, scan, changed, *args, **kwargs)
 
     monkeypatch.setattr(NoteIndex, "_build", looking)
     assert _rebuild(project, 1)[5] == whole
-    assert seen == [(0, 0), (70, 0), (140, 0), (210, 0)]
+    # (the broken note, last in path order, has no row)
+    assert seen == [(count, 0) for count in before[:4]] and before[-1] == NOTES + 2
+    taken = [b - a for a, b in zip(before, before[1:], strict=False)]
+    assert all(50 <= count <= 70 for count in taken)
 
 
 def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
@@ -170,7 +175,7 @@ def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
     _fill(project)
     whole = _rebuild(project, 2)[5]
     monkeypatch.setattr(vectors, "BATCH", 16)
-    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 70)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 60)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
     held: list[int] = []  # (this process's writer's: a sub-writer's are in its own memory)
     put = index_module._Embedding.__setitem__
@@ -191,6 +196,61 @@ def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
     assert _rebuild(project, 2)[5] == whole
     assert max(held) == 15 and held.count(0) >= 4
     assert len(forked_with) == 4 and forked_with[1:] == [None, None, None]
+
+
+def test_each_batch_forks_its_writers_without_the_last_batchs_words(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzer's memos (each distinct token's terms, up to 200k of them) are dropped
+    after each batch: the builder does not carry them into the next batch, nor fork
+    them into its sub-writers (whose lookups would copy the pages they share)."""
+    from ocm.indexer import analysis
+    from ocm.indexer import index as index_module
+
+    _fill(project)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 60)
+    monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
+    held: list[tuple[int, int]] = []
+    build = NoteIndex._build
+
+    def looking(self: NoteIndex, *args, **kwargs) -> None:
+        held.append((len(analysis.code_analyzer()._indexed),
+                     analysis._parts.cache_info().currsize))
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoteIndex, "_build", looking)
+    assert _rebuild(project, 2)[0].added == NOTES + 1
+    assert len(held) == 4 and held[1:] == [(0, 0)] * 3
+
+
+def test_batches_keep_to_a_work_budget_and_a_cap_of_segments(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer import index as index_module
+    from ocm.indexer.index import (
+        BUILD_BATCH_MIN,
+        BUILD_BATCHES,
+        MAX_LARGE_SEGMENTS,
+        NOTE_BYTES,
+        _batch_ends,
+    )
+
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 100 * NOTE_BYTES)
+    # Small notes within the budget: BUILD_BATCHES batches, none under BUILD_BATCH_MIN.
+    few = {f"m{i:05d}": [0, 0] for i in range(4 * BUILD_BATCH_MIN)}
+    assert _batch_ends(sorted(few), few, 2) == [BUILD_BATCH_MIN * n for n in (1, 2, 3, 4)]
+    assert _batch_ends(sorted(few)[:BUILD_BATCH_MIN + 1], few, 2) == [BUILD_BATCH_MIN + 1]
+    # Past the budget: more batches, of about the same work each (a note of 3x the work
+    # counts 3x), as many as keep the segments (one a process a batch) within the cap.
+    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 10)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 300 * NOTE_BYTES)
+    mixed = {f"m{i:04d}": [0, 0] for i in range(600)} | {
+        f"s{i:04d}": [0, 2 * NOTE_BYTES] for i in range(600)}
+    ends = _batch_ends(sorted(mixed), mixed, 2)  # work 2,400 notes' worth: 8 batches
+    sizes = [b - a for a, b in zip([0, *ends], ends, strict=False)]
+    assert len(ends) == MAX_LARGE_SEGMENTS // 2 == 6 and ends[-1] == 1200
+    assert sizes[0] == 400 and all(130 <= size <= 136 for size in sizes[2:])
+    assert len(_batch_ends(sorted(mixed), mixed, 1)) == 8  # one process: under the cap
+    assert len(_batch_ends(sorted(mixed), mixed, 4)) == BUILD_BATCHES  # never fewer
+    assert _batch_ends([], {}, 2) == [0]
 
 
 def _children() -> list[str]:

@@ -268,7 +268,10 @@ class CodeAnalyzer(Analyzer):
         return f"{type(self).__name__}()"
 
     def clean(self) -> None:
+        """Drop the memos, `_parts`' too (a build does after each batch: the processes
+        it forks for the next start without the last one's words)."""
         self._setup()
+        _parts.cache_clear()
 
     def _terms_of(self, raw: str) -> tuple[_Term, ...]:
         terms = self._expanded.get(raw)
@@ -300,8 +303,10 @@ class CodeAnalyzer(Analyzer):
             if texts is None:
                 if len(memo) >= EXPANSION_CACHE_SIZE:
                     memo.clear()
-                texts = memo[raw] = tuple(t.stemmed for t in self._terms_of(raw)
-                                          if not t.stopped)
+                # (not memoised whole: indexing needs the stems only, and a build's
+                # distinct tokens' Term tuples were ~1 KB a token, ~half its writer's heap)
+                terms = self._expanded.get(raw) or _expand(raw, self._stem)
+                texts = memo[raw] = tuple(t.stemmed for t in terms if not t.stopped)
             out += texts
         return out
 

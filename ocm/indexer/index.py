@@ -67,10 +67,16 @@ FORK_MIN_NOTES = 200
 # folder, the notes the manifest holds are indexed and the others are still to be added,
 # which the next sync does (it resumes; it does not start over).
 BUILDING = "building"
-# A build without a time budget commits its notes in about this many batches (a `kill -9`
-# loses one batch's work at most), of at least BUILD_BATCH_MIN notes each.
+# A build without a time budget commits its notes in at least this many batches (a `kill -9`
+# loses one batch's work at most), of at least BUILD_BATCH_MIN notes each, and more where
+# its notes' work (size + NOTE_BYTES) exceeds BUILD_BATCH_WORK a batch: what a writer holds
+# until its segment is written is in proportion to the bytes it read (~6 bytes a byte: ~13
+# KB a memory note, ~24 KB a session at 100k), and the batch is shared among the build's
+# processes. More batches make more segments (one a process a batch): at most
+# MAX_LARGE_SEGMENTS, which an incremental commit would otherwise start merging.
 BUILD_BATCHES = 4
 BUILD_BATCH_MIN = 5000
+BUILD_BATCH_WORK = 48 << 20
 # A build of fewer notes than this is done whole even by a sync with a time budget.
 BUDGET_MIN_NOTES = 1000
 # The share of a sync's time budget spent reading notes: committing what it read (each
@@ -601,18 +607,19 @@ class NoteIndex:
         `build_budget`, the notes read when it runs out are committed and the rest left
         (`progress` says how far it got); once every note is in, the embeddings are made
         and the build is over (the BUILDING mark goes)."""
+        from .analysis import code_analyzer
         from .subwriters import give_back_free_memory
 
         deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
             time.monotonic() + self.build_budget * READ_SHARE)
-        size = max(BUILD_BATCH_MIN, -(-len(rels) // BUILD_BATCHES))
+        ends = _batch_ends(rels, scan, self.build_procs) if deadline is None else []
         done = 0
         while rels:
             # Against a deadline, the newest notes first (a first answer is most often
             # about recent work; after a clone every file is as new as the others, and the
             # path order then puts the latest dated sessions first).
             if deadline is None:
-                batch = rels[done:done + size]
+                batch = rels[done:next(end for end in ends if end > done)]
             elif scan is self._by_name:  # (no times known: the last paths first)
                 batch = rels[done:][::-1]
             else:
@@ -630,11 +637,14 @@ class NoteIndex:
             # (A budget's batch is the last this sync makes: nothing is forked after it.)
             if deadline is None:
                 gc.collect()
-            done += len(known) + len(broken) - before
+            # (a note gone since the scan is neither: the next batch starts after it)
+            done += len(batch) if deadline is None else len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
             self._keep_embedded(known)
             if deadline is None:
-                # What the batch freed goes back to the system before the next one forks.
+                # The analyzer's memos of the batch's words dropped, and what the batch
+                # freed given back to the system, before the next one forks.
+                code_analyzer().clean()
                 give_back_free_memory()
             if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
@@ -1068,6 +1078,26 @@ def _newest_first(rels: list[str], scan: dict[str, list[int]]) -> list[str]:
     """`rels` (in path order) by modification time, newest first; of the same time, the
     last path first (a stable sort of the reversed paths)."""
     return sorted(reversed(rels), key=lambda rel: scan[rel][0], reverse=True)
+
+
+def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list[int]:
+    """Where each batch of a build of `rels` (in their order) by `procs` processes ends:
+    batches of about the same work (a note's size plus NOTE_BYTES), BUILD_BATCHES of them,
+    more where a batch's work would pass BUILD_BATCH_WORK, at most as many as keep the
+    build's segments within MAX_LARGE_SEGMENTS, and no more than batches of BUILD_BATCH_MIN
+    notes would make."""
+    work = [max(0, scan[rel][1]) + NOTE_BYTES for rel in rels]
+    total = sum(work)
+    most = max(BUILD_BATCHES, MAX_LARGE_SEGMENTS // max(1, procs))
+    count = min(max(BUILD_BATCHES, -(-total // BUILD_BATCH_WORK)), most,
+                max(1, len(rels) // BUILD_BATCH_MIN))
+    ends: list[int] = []
+    weight = 0
+    for at, one in enumerate(work, 1):
+        weight += one
+        if weight * count >= total * (len(ends) + 1) and len(ends) < count - 1:
+            ends.append(at)
+    return [*ends, len(rels)]
 
 
 def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:

@@ -82,17 +82,19 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str | None
-                   ) -> subprocess.CompletedProcess[str]:
+def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str | None,
+                   main: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
     """`ocm ARGS` through the console script's own entry point (ocm.cli.lean.main, which
     hands all but a plain search to the click app) in this process: argv, cwd, environment
     (`env` whole: what it lacks is unset meanwhile) and the three streams as a fresh process
     would have them, the exit code from SystemExit,
     an uncaught exception as Python reports it (traceback on stderr, exit code 1). Saves the
-    ~0.8 CPU-s each `ocm` process spends importing before it starts."""
+    ~0.8 CPU-s each `ocm` process spends importing before it starts. `main`: another entry
+    point in its place (`ocm.cli.main.main`, the click app alone)."""
     import gc
     import traceback
 
+    from click import formatting
     from click.testing import CliRunner
 
     from ocm.cli import lean
@@ -103,8 +105,9 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
     with CliRunner().isolation(input=input or "", env={**unset, **env}) as (out, err, _):
         sys.argv = ["ocm", *args]
         os.chdir(cwd)
+        formatting.FORCED_WIDTH = None  # the isolation's 80: a process's help follows COLUMNS
         try:
-            lean.main()
+            (main or lean.main)()
         except SystemExit as exc:
             if exc.code is None or isinstance(exc.code, int):
                 code = exc.code or 0

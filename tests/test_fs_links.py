@@ -1,7 +1,9 @@
 """Links planted in a vault (a teammate's commit: git checks out tracked links even in
 ignored folders) are never written through: temp files are new files with random names
 (O_EXCL, no-follow), the folders ocm writes into are checked not to be links, lock files
-that are links are never opened. The vault root itself may be a link."""
+that are links are never opened. The vault root itself may be a link. `ocm` commands whose
+output, exit code and disk are checked run through the entry point in this process
+(harness.ocm_here); the hooks, and the search in a PID namespace, are processes."""
 
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ def linked_folder(tmp_path: Path, name: str) -> tuple[dict[str, str], Path, Path
     outside it: (env, repo, vault, that folder)."""
     env = h.clean_env(tmp_path / "ocm-home", HOME=str(tmp_path / "home"))
     repo = h.make_repo(tmp_path / "proj")
-    assert h.ocm(["init", "--agents", "none"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "none"], env, repo).returncode == 0
     vault = repo / ".openCodeMemory"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -113,13 +115,13 @@ def test_cli_refuses_a_linked_written_folder_in_one_line(tmp_path: Path, name: s
     env, repo, vault, elsewhere = linked_folder(tmp_path, name)
     before = sorted(vault.rglob("*"))
     for args in (["remember", "Pool size is 10", "--type", "gotcha"], ["search", "pool"]):
-        done = h.ocm(args, env, repo)
+        done = h.ocm_here(args, env, repo)
         assert done.returncode == 1, done.stderr
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert f"{name} is a symbolic link" in done.stderr
     assert list(elsewhere.iterdir()) == []
     assert sorted(vault.rglob("*")) == before
-    doctor = h.ocm(["doctor", "--json"], env, repo)
+    doctor = h.ocm_here(["doctor", "--json"], env, repo)
     assert "Traceback" not in doctor.stderr and name in doctor.stdout
 
 
@@ -141,26 +143,27 @@ def test_a_vault_root_that_is_a_link_works(tmp_path: Path) -> None:
     real = tmp_path / "kept-elsewhere"
     real.mkdir()
     os.symlink(real, repo / ".openCodeMemory")
-    assert h.ocm(["init", "--agents", "none"], env, repo).returncode == 0
-    done = h.ocm(["remember", "Pool size is 10 connections", "--type", "gotcha"], env, repo)
+    assert h.ocm_here(["init", "--agents", "none"], env, repo).returncode == 0
+    done = h.ocm_here(["remember", "Pool size is 10 connections", "--type", "gotcha"], env, repo)
     assert done.returncode == 0, done.stderr
-    found = h.ocm(["search", "pool", "--json"], env, repo)
+    found = h.ocm_here(["search", "pool", "--json"], env, repo)
     assert found.returncode == 0, found.stderr
     assert "Pool size is 10" in found.stdout
     assert list((real / "memories").rglob("*.md"))
-    status = json.loads(h.ocm(["status", "--json"], env, repo).stdout)
+    status = json.loads(h.ocm_here(["status", "--json"], env, repo).stdout)
     assert status["memories"] == 1
 
 
 def test_a_250_byte_note_name_can_be_updated(tmp_path: Path) -> None:
     env = h.clean_env(tmp_path / "ocm-home", HOME=str(tmp_path / "home"))
     repo = h.make_repo(tmp_path / "proj")
-    assert h.ocm(["init", "--agents", "none"], env, repo).returncode == 0
-    assert h.ocm(["remember", "Pool size is 10", "--type", "gotcha"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "none"], env, repo).returncode == 0
+    remembered = h.ocm_here(["remember", "Pool size is 10", "--type", "gotcha"], env, repo)
+    assert remembered.returncode == 0
     [path] = (repo / ".openCodeMemory" / "memories").rglob("*.md")
     long = path.with_name("p" * 247 + ".md")
     path.rename(long)
-    note_id = json.loads(h.ocm(["memories", "--json"], env, repo).stdout)[0]["id"]
-    done = h.ocm(["update", note_id, "--add-tag", "pool"], env, repo)
+    note_id = json.loads(h.ocm_here(["memories", "--json"], env, repo).stdout)[0]["id"]
+    done = h.ocm_here(["update", note_id, "--add-tag", "pool"], env, repo)
     assert done.returncode == 0, done.stderr
     assert "pool" in long.read_text()

@@ -19,7 +19,7 @@ from harness import env, repo  # noqa: E402, F401 - shared fixtures
 from ocm.agents.common import error_line  # noqa: E402
 from ocm.vault.handover import left_sentences, unresolved_failures  # noqa: E402
 from ocm.vault.markdown import Document  # noqa: E402
-from tests.conftest import git  # noqa: E402
+from tests.conftest import git, ocm_in_process  # noqa: E402
 
 RECORDED = Path(__file__).parent / "fixtures" / "capture" / "payloads"
 TEST_CMD = "python3 -m unittest discover -s tests"
@@ -56,11 +56,10 @@ def replay_recorded(folder: str, repo: Path, env: dict[str, str],
 
 
 def _checkpoint(sid: str, fields: dict, env: dict[str, str], repo: Path):
-    import subprocess
-
-    return subprocess.run([h.OCM, "checkpoint", "--session", sid, "--input", "-"],
-                          input=json.dumps(fields), capture_output=True, text=True, env=env,
-                          cwd=repo, timeout=120)
+    """`ocm checkpoint` through its entry point in this process (conftest.ocm_in_process):
+    its exit code and the session note it leaves are what counts."""
+    return ocm_in_process(["checkpoint", "--session", sid, "--input", "-"], repo, env,
+                          json.dumps(fields))
 
 
 def start(host: str, repo: Path, env: dict[str, str], sid: str | None = None) -> str:

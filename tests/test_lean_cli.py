@@ -1,6 +1,8 @@
 """The lean `ocm search` entry point (ocm/cli/lean.py) against the click command: the same
 bytes on stdout and stderr and the same exit code for every option, quoting, unicode, no
-results and bad values, each run as a real process; and what it leaves to click."""
+results and bad values, the lean one run as a real process (the installed console script),
+the click one through its entry point in the test's process (conftest.ocm_in_process); and
+what it leaves to click."""
 
 from __future__ import annotations
 
@@ -15,13 +17,13 @@ import pytest
 
 from ocm.cli import lean
 from ocm.cli.main import cli
+from ocm.cli.main import main as click_main
 from ocm.project import KINDS, SEARCH_SCOPES, Project
 from ocm.vault.clock import format_timestamp, now
 from ocm.vault.sessions import CheckpointInput
 
-from .conftest import VENV_BIN, make_repo
+from .conftest import VENV_BIN, make_repo, ocm_in_process
 
-CLICK = [sys.executable, "-m", "ocm.cli.main"]
 LEAN = [str(VENV_BIN / "ocm")]
 
 
@@ -134,9 +136,10 @@ CASES = [
 def test_lean_and_click_print_the_same(args: list[str], world: dict[str, str]) -> None:
     args = [a.format(**world) for a in args]
     lean_run = _run(LEAN, args, world)
-    click_run = _run(CLICK, args, world)
+    env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
+    click_run = ocm_in_process(["search", *args], Path(world["repo"]), env, None, click_main)
     assert (lean_run.returncode, lean_run.stdout, lean_run.stderr) == (
-        click_run.returncode, click_run.stdout, click_run.stderr)
+        click_run.returncode, click_run.stdout.encode(), click_run.stderr.encode())
     if lean_run.returncode:
         assert lean_run.returncode == 1
         assert lean_run.stderr.decode().count("\n") == 1, lean_run.stderr

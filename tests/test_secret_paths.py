@@ -5,8 +5,9 @@ unredacted (slug, key, tags, file paths, references, imports, MCP arguments, the
 journal). Every check greps the bytes of the vault (notes, `.index/`, `.hooks/`) and
 `OCM_HOME`.
 
-Secrets are assembled at run time (bench/stress.py), so this file holds nothing a scanner
-would flag.
+The `ocm` commands run through the entry point in this process (harness.ocm_here): what
+they are checked by is the bytes they leave. Secrets are assembled at run time
+(bench/stress.py), so this file holds nothing a scanner would flag.
 """
 
 from __future__ import annotations
@@ -154,15 +155,15 @@ def test_file_paths_in_hooks_are_redacted_in_the_journal(repo: Path,
 
 def test_cli_slug_title_key_tags_files_and_references(repo: Path, env: dict[str, str]) -> None:
     gh, stripe, dop = _secret("github_token"), _secret("stripe_key"), _secret("digitalocean_pat")
-    out = h.ocm(["checkpoint", "--tool", "claude-code", "--slug", f"deploy {gh}",
+    out = h.ocm_here(["checkpoint", "--tool", "claude-code", "--slug", f"deploy {gh}",
                  "--goal", f"Deploy with {stripe}", "--reference", f"https://x.io/?k={dop}::ref",
                  "--plan-file", f"plans/{gh}.md::{stripe}"], env, repo)
     assert out.returncode == 0, out.stderr
-    out = h.ocm(["remember", f"CI token {dop} rotates monthly", "--type", "gotcha",
+    out = h.ocm_here(["remember", f"CI token {dop} rotates monthly", "--type", "gotcha",
                  "--title", f"token {gh}", "--key", f"ci-{stripe}", "--tag", dop,
                  "--file", f"src/{gh}.py"], env, repo)
     assert out.returncode == 0, out.stderr
-    assert h.ocm(["search", "rotates monthly"], env, repo).returncode == 0
+    assert h.ocm_here(["search", "rotates monthly"], env, repo).returncode == 0
     vault = repo / ".openCodeMemory"
     assert leaks([vault, Path(env["OCM_HOME"])], [gh, stripe, dop]) == []
     names = " ".join(p.name for p in vault.rglob("*.md"))
@@ -212,9 +213,9 @@ def test_import_redacts_names_observations_and_restored_backups(
         "type": "entity", "name": f"svc {i}", "entityType": "warning",
         "observations": [f"{b}{s}{a}", "second fact"]}) for i, (_k, b, s, a) in enumerate(cases))
         + "\n")
-    out = h.ocm(["import", str(src)], env, repo)
+    out = h.ocm_here(["import", str(src)], env, repo)
     assert out.returncode == 0, out.stderr
-    assert h.ocm(["search", "second fact"], env, repo).returncode == 0
+    assert h.ocm_here(["search", "second fact"], env, repo).returncode == 0
     assert leaks([repo / ".openCodeMemory", Path(env["OCM_HOME"])], secrets) == []
 
 
@@ -255,16 +256,16 @@ def test_a_secret_typed_into_a_note_never_reaches_the_index(repo: Path,
     original = typed.read_text()
     typed.write_text(original.replace("Fact number 0", f"Fact number 0, CI uses {gh} and zebra"))
     doomed.write_text(doomed.read_text() + f"\nops token {dop} for zebra\n")
-    hits = json.loads(h.ocm(["search", "zebra", "--json"], env, repo).stdout)
+    hits = json.loads(h.ocm_here(["search", "zebra", "--json"], env, repo).stdout)
     assert len(hits) == 2  # indexed, findable by its other words
     assert _index_leaks(vault, [gh, dop]) == []
-    assert h.ocm(["rebuild-index"], env, repo).returncode == 0
+    assert h.ocm_here(["rebuild-index"], env, repo).returncode == 0
     assert _index_leaks(vault, [gh, dop]) == []
     assert gh in typed.read_text()  # the person's file is never rewritten by a read
     typed.write_text(original)
     memory_id = doomed.stem
-    assert h.ocm(["forget", memory_id, "--delete"], env, repo).returncode == 0
-    assert json.loads(h.ocm(["search", "zebra", "--json"], env, repo).stdout) == []
+    assert h.ocm_here(["forget", memory_id, "--delete"], env, repo).returncode == 0
+    assert json.loads(h.ocm_here(["search", "zebra", "--json"], env, repo).stdout) == []
     assert _index_leaks(vault, [gh, dop]) == []
 
 

@@ -87,8 +87,8 @@ def test_importance_cap_sees_hook_reads_not_yet_folded(tmp_path: Path,
         assert h.run_hook(["claude-code", "post-tool-use"], data, env, cwd=repo).returncode == 0
     journal = repo / ".openCodeMemory" / ".hooks" / "journal.jsonl"
     assert journal.read_text().count("\n") >= 6  # pending, not folded yet
-    done = h.ocm(["remember", "constants.ts should be split", "--type", "gotcha",
-                  "--importance", "9", "--session", sid, "--json"], env, repo)
+    done = h.ocm_here(["remember", "constants.ts should be split", "--type", "gotcha",
+                       "--importance", "9", "--session", sid, "--json"], env, repo)
     assert done.returncode == 0, done.stderr
     path = Path(json.loads(done.stdout)["markdown_path"])
     fm = Document.parse(path.read_text()).frontmatter.data

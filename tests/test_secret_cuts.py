@@ -100,10 +100,10 @@ def test_a_32_hex_word_in_a_slug_is_left_out(tmp_path: Path) -> None:
     repo = h.make_repo(tmp_path / "proj")
     h.init_vault(repo, env)
     value = "5f4dcc3b5aa765d61d8327deb882cf99"
-    done = h.ocm(["checkpoint", "--tool", "claude-code", "--slug", f"rotate {value} key",
-                  "--goal", "Rotate the key."], env, repo)
+    done = h.ocm_here(["checkpoint", "--tool", "claude-code", "--slug", f"rotate {value} key",
+                       "--goal", "Rotate the key."], env, repo)
     assert done.returncode == 0, done.stderr
     assert leaks([repo / ".openCodeMemory", Path(env["OCM_HOME"])], [value]) == []
     assert [p.name for p in h.sessions(repo)][0].endswith("rotate-key.md")
-    only = h.ocm(["checkpoint", "--tool", "codex", "--slug", value, "--goal", "x"], env, repo)
+    only = h.ocm_here(["checkpoint", "--tool", "codex", "--slug", value, "--goal", "x"], env, repo)
     assert only.returncode == 1 and value not in only.stderr

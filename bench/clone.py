@@ -124,13 +124,14 @@ def _builders(vault: Path) -> list[int]:
     return found
 
 
-def _cpu_ticks(pid: int) -> int:
-    """CPU clock ticks of `pid` and of its children it reaped (utime stime cutime cstime)."""
+def _cpu_ticks(pid: int) -> tuple[int, int]:
+    """(parent pid, CPU clock ticks of `pid` and of the children it reaped: utime stime
+    cutime cstime); (0, 0) once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0
-    return sum(int(value) for value in fields[11:15])
+        return 0, 0
+    return int(fields[1]), sum(int(value) for value in fields[11:15])
 
 
 def _stop_builders(vault: Path) -> None:
@@ -142,14 +143,16 @@ def _stop_builders(vault: Path) -> None:
 
 def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None) -> None:
     """Wait for the vault's build to be over, sampling the builders' summed memory into
-    peak ([RSS KB, PSS KB]) and each builder's CPU ticks into `cpu`."""
+    peak ([RSS KB, PSS KB]) and each builder's CPU ticks into `cpu`: a sub-writer's own are
+    left out, its parent counts them once it has reaped it."""
     deadline = time.monotonic() + WAIT_S
     while (vault / ".index" / "building").exists() or _builders(vault):
         builders = _builders(vault)  # (a sub-writer is one too: forked with its argv)
         rss, pss = _memory_kb({one for pid in builders for one in _tree(pid)})
         for pid in builders:
-            if cpu is not None:
-                cpu[pid] = max(cpu.get(pid, 0), _cpu_ticks(pid))
+            parent, ticks = _cpu_ticks(pid)
+            if cpu is not None and parent not in builders:
+                cpu[pid] = max(cpu.get(pid, 0), ticks)
         peak[:] = max(peak[0], rss), max(peak[1], pss)
         if time.monotonic() > deadline:
             raise RuntimeError("the build did not finish")

@@ -9,8 +9,9 @@ none of its words is dropped whatever its meaning (`relevance.relevance_filter`)
 below the relative threshold is dropped before anything asks. So `search._fuse` leaves the
 check on the hit (`Hit.close_check`) and `relevance.is_close` runs it the first time the
 hit's closeness decides something; the hits a search returns are all checked
-(`relevance.mark_matched`). The answer is the one the check gives when it runs at once: it reads only
-the hit, the query and the vault's other notes' mean, none of which change in between.
+(`relevance.mark_matched`). The answer is the one the check gives when it runs at once: it
+reads only the hit, the query and the vault's other notes' mean, none of which change in
+between.
 """
 
 from __future__ import annotations

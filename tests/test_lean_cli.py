@@ -230,3 +230,10 @@ def test_a_search_of_an_index_up_to_date_imports_no_lock_or_write_rules(
     _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
     assert _loaded_by_a_search(world, ("filelock", "ocm.vault.autosummary",
                                        "ocm.vault.secrets.redact", "ocm.indexer.recall")) == "0 []"
+
+
+def test_a_search_loads_no_masked_arrays(world: dict[str, str]) -> None:
+    """numpy's masked arrays (`np.unique` loads them, ~4 ms of a new process) are not
+    needed to embed the query; numpy itself is (the search's meaning)."""
+    _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
+    assert _loaded_by_a_search(world, ("numpy", "numpy.ma")) == "0 ['numpy']"

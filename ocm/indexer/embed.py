@@ -168,8 +168,10 @@ class Embedder:
         counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         starts = np.cumsum(counts) - counts
         # Texts of a few tokens (a note's words) a length at a time: their rows added in
-        # order from zero, as `sum(axis=0)` adds them; longer texts one at a time.
-        for size in np.unique(counts[(counts > 0) & (counts <= SHORT_TOKENS)]).tolist():
+        # order from zero, as `sum(axis=0)` adds them; longer texts one at a time. (The
+        # lengths sorted by Python: `np.unique` would load numpy's masked arrays.)
+        short = counts[(counts > 0) & (counts <= SHORT_TOKENS)]
+        for size in sorted(set(short.tolist())):
             texts_of_size = np.flatnonzero(counts == size)
             first = starts[texts_of_size]
             total_rows = np.zeros((len(texts_of_size), DIM), dtype=np.float32)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import json
 import os
 import shutil
@@ -1085,19 +1086,12 @@ def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list
     batches of about the same work (a note's size plus NOTE_BYTES), BUILD_BATCHES of them,
     more where a batch's work would pass BUILD_BATCH_WORK, at most as many as keep the
     build's segments within MAX_LARGE_SEGMENTS, and no more than batches of BUILD_BATCH_MIN
-    notes would make."""
-    work = [max(0, scan[rel][1]) + NOTE_BYTES for rel in rels]
-    total = sum(work)
+    notes would make (cut as `_runs` cuts)."""
+    total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
     most = max(BUILD_BATCHES, MAX_LARGE_SEGMENTS // max(1, procs))
     count = min(max(BUILD_BATCHES, -(-total // BUILD_BATCH_WORK)), most,
                 max(1, len(rels) // BUILD_BATCH_MIN))
-    ends: list[int] = []
-    weight = 0
-    for at, one in enumerate(work, 1):
-        weight += one
-        if weight * count >= total * (len(ends) + 1) and len(ends) < count - 1:
-            ends.append(at)
-    return [*ends, len(rels)]
+    return list(itertools.accumulate(len(run) for run in _runs(rels, scan, count)))
 
 
 def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:

@@ -96,7 +96,7 @@ def test_turn_rows_follow_the_notes(world: Project) -> None:
     assert all(n == 0 for p, n in parts.items() if p.startswith("memories/"))
     assert store.part_matrix.shape == (len(PETS) + len(OTHER) + 2, embed.DIM)
     query = embed.embedder()[0].embed(["noodle lunch"])[0]
-    before_other = store.part_similarities(other, query)
+    before_other = store.parts_similarities([store.row(other)], query)[0]
     # The first conversation grows a turn: its rows are embedded again, the other's kept
     # (and still paired with its own turns, though its rows moved in the matrix).
     note = world.vault.root / misc
@@ -106,14 +106,16 @@ def test_turn_rows_follow_the_notes(world: Project) -> None:
     store = store_of(world)
     parts = dict(zip(store.paths, store.parts, strict=True))
     assert parts[misc] == len(PETS) + 2
-    assert store.part_similarities(other, query) == pytest.approx(before_other, abs=1e-6)
+    assert store.parts_similarities([store.row(other)], query)[0] == pytest.approx(
+        before_other, abs=1e-6)
     assert store.part_matrix.shape[0] == len(PETS) + len(OTHER) + 3
     # Deleted: its rows go with it.
     (world.vault.root / misc).unlink()
     world.search("radiator")
     store = store_of(world)
     assert misc not in store.paths and store.part_matrix.shape[0] == len(OTHER) + 1
-    assert store.part_similarities(other, query) == pytest.approx(before_other, abs=1e-6)
+    assert store.parts_similarities([store.row(other)], query)[0] == pytest.approx(
+        before_other, abs=1e-6)
 
 
 def test_a_vector_file_of_the_previous_layout_is_rebuilt(world: Project) -> None:

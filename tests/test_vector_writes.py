@@ -255,12 +255,13 @@ def test_a_loaded_file_finds_rows_and_sections_without_making_lists(tmp_path: Pa
     read._load()
     found = ([read.row(rel) for rel in [*store.paths, "memories/b.md", "", "zzz"]],
              [read.path(row) for row in range(count)],
-             [read.part_similarities(rel, query) for rel in store.paths])
+             [read.parts_similarities([read.row(rel)], query)[0] for rel in store.paths])
     assert "paths" in read._raw and "parts" in read._raw and read._row_of is None
     assert found[0] == [*range(count), None, None, None]
     assert found[1] == store.paths
     assert found == ([store.row(rel) for rel in [*store.paths, "memories/b.md", "", "zzz"]],
-                     store.paths, [store.part_similarities(rel, query) for rel in store.paths])
+                     store.paths, store.parts_similarities(
+                         [store.row(rel) for rel in store.paths], query))
     assert [s is None for s in found[2]] == [n == 0 for n in store.parts]
     # A file written before the path order was: the rows are found as before.
     del read._raw["order"]

@@ -491,15 +491,11 @@ class VectorStore:
         return np.concatenate([self.matrix[start:start + PRODUCT_ROWS] @ query
                                for start in range(0, len(self.matrix), PRODUCT_ROWS)])
 
-    def part_similarities(self, rel: str, query: Any) -> list[float] | None:
-        """The cosine of each of a note's section rows with a unit-length query vector, in
-        the order of its stored chunks; None for a note embedded whole only."""
-        return self.parts_similarities([self.row(rel)], query)[0]
-
     def parts_similarities(self, rows: list[int | None],
                            query: Any) -> list[list[float] | None]:
-        """`part_similarities` of the notes at `rows` (`row`; None for a note without
-        one), each note's sections one product of their own, as for a note asked alone."""
+        """For each note at `rows` (`row`; None for a note without one), the cosine of each
+        of its section rows with a unit-length query vector, in the order of its stored
+        chunks (one product per note); None for a note embedded whole only."""
         import numpy as np
 
         found = [row for row in rows if row is not None]

@@ -6,6 +6,7 @@ under `## Evidence`."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -129,3 +130,30 @@ def test_broken_agent_record_never_breaks_the_automatic_bug_fix(repo: Path,
     assert "AssertionError: assert 9 == 8" in auto.content
     log = (repo / ".openCodeMemory" / ".hooks" / "hook.log")
     assert not log.exists() or "Traceback" not in log.read_text()
+
+
+def test_the_automatic_bug_fix_is_found_behind_many_newer_agent_bug_fixes(
+        repo: Path, env: dict[str, str]) -> None:
+    """The search for the automatic record looks only at files named like one (AUTO_NAME):
+    more than RECENT agent bug_fix records written after it, one of them with a name like
+    an automatic record's but no automatic key, neither hide it nor pass for it."""
+    from ocm.vault.alike.autofix import AUTO_NAME, RECENT
+
+    send(repo, env, "session-start", "session-start")
+    fail_edit_pass(repo, env)
+    [auto] = active(repo)
+    folder = repo / ".openCodeMemory" / "memories" / "bug_fix"
+    later = folder.joinpath(f"{auto.id}.md").stat().st_mtime + 10
+    names = [f"agent-fix-{n:03d}" for n in range(RECENT + 5)] + [f"{AUTO_NAME}by-hand-aa11bb"]
+    for n, name in enumerate(names):
+        path = folder / f"{name}.md"
+        path.write_text(f"---\nid: {name}\ntype: bug_fix\ntitle: Agent fix {n}\nstatus: active\n"
+                        f"files:\n- src/backoff.py\nsession: {SID}\n---\n\n{GOTCHA}\n")
+        os.utime(path, (later + n, later + n))
+
+    made = remember(repo, env, GOTCHA)
+    assert f"merged the automatic bug_fix {auto.id}" in made["notice"]
+    old = next(n for n in records(repo) if n.id == auto.id)
+    assert old.status == "superseded" and old.superseded_by == made["id"]
+    by_hand = next(n for n in records(repo) if n.id == f"{AUTO_NAME}by-hand-aa11bb")
+    assert by_hand.status == "active"

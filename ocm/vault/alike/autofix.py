@@ -17,7 +17,9 @@ evidence under `## Evidence (<key>)`:
 line's distinct words (of the command's, when the failure had no error line), and the two
 are tied by a shared file, the same session, or the agent naming one of the edited files.
 Only the RECENT most recently changed records of each folder are looked at: the two are
-written within one session.
+written within one session. An automatic record's id starts with AUTO_NAME (its title starts
+with AUTO_TITLE), so the search for one stats only those files of its folder, not every
+agent bug_fix beside them (3k stat calls, ~30 ms, in a 100k-note vault).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import OcmError
 from ..folder import read_note_text
+from ..ids import slugify
 from ..markdown import Document
 from ..memories import MemoryNote
 from .supersede import common_files
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from ..folder import NoteFolder
 
 AUTO_KEY_PREFIX = "auto-fix-"
+AUTO_TITLE = "Fixed failing"
+AUTO_NAME = f"{slugify(AUTO_TITLE)}-"
 AUTO_TYPE = "bug_fix"
 AGENT_TYPES = ("gotcha", "bug_fix")
 RECENT = 50
@@ -93,10 +98,13 @@ def same_failure(fail: Failure, title: str, text: str, files: list[str], session
                 or named & {word.lower() for word in re.findall(r"[A-Za-z0-9_]+", text)})
 
 
-def _recent(folder: Path) -> list[Path]:
+def _recent(folder: Path, start: str = "") -> list[Path]:
+    """The RECENT most recently changed records of `folder` whose file name starts with
+    `start`."""
     try:
         entries = [e for e in os.scandir(folder) if e.name.endswith(".md")
-                   and not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+                   and e.name.startswith(start) and not e.name.startswith(".")
+                   and e.is_file(follow_symlinks=False)]
     except OSError:
         return []
     entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
@@ -126,7 +134,8 @@ def automatic_twin(vault: NoteFolder, memory_type: str, key: str | None, title: 
     """The active automatic bug_fix a new agent record (gotcha or bug_fix) is about."""
     if memory_type not in AGENT_TYPES or is_auto(memory_type, key):
         return None
-    for path, note in _active(_recent(vault.memories_dir / AUTO_TYPE), broken, auto=True):
+    for path, note in _active(_recent(vault.memories_dir / AUTO_TYPE, AUTO_NAME), broken,
+                                     auto=True):
         fail = failure(str(note.key), note.content, note.str_list("files"), note.session)
         if fail is not None and same_failure(fail, title, text, files, session):
             return path, note, fail

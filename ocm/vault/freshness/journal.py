@@ -327,6 +327,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
                    recs: list[dict[str, Any]]) -> tuple[str, list[str]]:
     import hashlib
 
+    from ..alike.autofix import AUTO_TITLE
     from ..atomic import atomic_write_text
     from ..errors import Conflict, InvalidInput
     from ..secrets.redact import redact
@@ -429,7 +430,7 @@ def _apply_session(vault: Vault, host: str, sid: str,
                    f"It passed after editing {files_text}.\n\n"
                    f"Recorded automatically from session {note_id} (failed command, edits, "
                    "same command passed).")
-        title = f"Fixed failing {fix['command'][:60]}: {error[:90]}"
+        title = f"{AUTO_TITLE} {fix['command'][:60]}: {error[:90]}"
         key = f"auto-fix-{note_id}-{digest}"
         kept_as = "bug_fix"  # the agent's own record of this failure, when it holds the fix
         try:

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -80,6 +80,27 @@ def ocm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                  "OCM_SEMANTIC"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+_HOOK_IN_PROCESS = [False]
+
+
+@pytest.fixture(autouse=True)
+def _hook_mode(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Whether this test is marked `hook_in_process` (and not `hook_in_process(False)`)."""
+    marker = request.node.get_closest_marker("hook_in_process")
+    _HOOK_IN_PROCESS[0] = marker is not None and marker.args[:1] != (False,)
+    try:
+        yield
+    finally:
+        _HOOK_IN_PROCESS[0] = False
+
+
+def hook_in_process() -> bool:
+    """The hook harness's run_hook calls ocm-hook's entry point in the test's process: the
+    running test is marked `hook_in_process` (what it checks is what the hook says and
+    leaves in the vault, not its process)."""
+    return _HOOK_IN_PROCESS[0]
 
 
 @pytest.fixture

@@ -22,6 +22,10 @@ from tests.test_hook_copilot import WIRED, payloads  # noqa: E402
 from tests.test_hook_nudge import STOP_EVENT, session_id  # noqa: E402
 from tests.test_hook_recorded import recorded  # noqa: E402
 
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
+
 PROMPT_EVENT = {"claude-code": "user-prompt-submit", "codex": "user-prompt-submit",
                 "gemini": "before-agent"}
 

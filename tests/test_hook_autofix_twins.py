@@ -63,8 +63,8 @@ def active(repo: Path) -> list[MemoryNote]:
 
 
 def remember(repo: Path, env: dict[str, str], text: str, *extra: str) -> dict:
-    out = h.ocm(["remember", text, "--type", "gotcha", "--file", "src/backoff.py", "--json",
-                 *extra], env, repo)
+    out = h.ocm_here(["remember", text, "--type", "gotcha", "--file", "src/backoff.py", "--json",
+                      *extra], env, repo)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -59,8 +59,8 @@ def test_claude_fail_edit_pass_records_bug_fix(repo: Path, env: dict[str, str]) 
     assert memo.session == session.stem
     text = session.read_text()
     assert "## Failed Commands" in text and f"bug_fix memory {memo.id}" in text
-    found = json.loads(h.ocm(["search", "AssertionError backoff", "--kind", "memory", "--json"],
-                             env, repo).stdout)
+    found = json.loads(h.ocm_here(["search", "AssertionError backoff", "--kind", "memory",
+                                  "--json"], env, repo).stdout)
     assert [hit["id"] for hit in found] == [memo.id]
     # Folding again (a duplicate journal) never creates a second memory.
     send(repo, env, "claude-code", "post-tool-use-failure-bash", "post-tool-use-failure")

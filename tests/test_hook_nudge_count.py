@@ -95,7 +95,7 @@ def test_a_checkpoint_restarts_the_window(copilot: Copilot, repo: Path,
                                           env: dict[str, str]) -> None:
     copilot.until_stop()
     sid = session_id(repo)
-    done = h.ocm(["checkpoint", "--session", sid, "--goal", "greet prints hello"], env, repo)
+    done = h.ocm_here(["checkpoint", "--session", sid, "--goal", "greet prints hello"], env, repo)
     assert done.returncode == 0, done.stderr
     assert copilot.prompt("now add a unit test") == ""  # saved: a new window starts here
     copilot.edits()

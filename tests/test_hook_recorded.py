@@ -78,7 +78,7 @@ def test_codex_shell_outcomes_from_the_recorded_text() -> None:
 def test_codex_session_end_timeout_is_at_most_three_seconds(repo: Path,
                                                             env: dict[str, str]) -> None:
     """Codex clamps a SessionEnd timeout above 3 s and warns about it on every run."""
-    assert h.ocm(["init", "--agents", "codex"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "codex"], env, repo).returncode == 0
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
     [group] = hooks["SessionEnd"]
     assert 0 < group["hooks"][0]["timeout"] <= 3

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cli_in_process: run_ocm calls the `ocm` entry point "
                             "in the test's process (conftest.ocm_in_process); "
                             "cli_in_process(False): in a fresh process")
+    config.addinivalue_line("markers", "hook_in_process: the hook harness's run_hook calls "
+                            "ocm-hook's entry point in the test's process; "
+                            "hook_in_process(False): as a process")
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -32,15 +38,37 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout.strip()
 
 
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
+def _init_repo(path: Path) -> None:
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "dev@example.com")
     git(path, "config", "user.name", "Dev")
     (path / "README.md").write_text("# demo\n")
     git(path, "add", "README.md")
     git(path, "commit", "-q", "-m", "init")
+
+
+_TEMPLATES: dict[Callable[[Path], None], Path] = {}
+
+
+def copy_of_repo(path: Path, build: Callable[[Path], None]) -> Path:
+    """A repository `build` made once per process, copied into `path` (a real git repo with
+    the same commits; copying costs ~10x less CPU than the git processes that made it).
+    Files get fresh times, as if just written; git re-reads their stat data itself."""
+    template = _TEMPLATES.get(build)
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="ocm-repo-template-")) / "repo"
+        template.mkdir()
+        build(template)
+        atexit.register(shutil.rmtree, template.parent, True)
+        _TEMPLATES[build] = template
+    shutil.copytree(template, path, symlinks=True, copy_function=shutil.copyfile,
+                    dirs_exist_ok=True)
     return path
+
+
+def make_repo(path: Path) -> Path:
+    """A git repo on `main` with one commit (README.md), user Dev <dev@example.com>."""
+    return copy_of_repo(path, _init_repo)
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +80,27 @@ def ocm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                  "OCM_SEMANTIC"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+_HOOK_IN_PROCESS = [False]
+
+
+@pytest.fixture(autouse=True)
+def _hook_mode(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Whether this test is marked `hook_in_process` (and not `hook_in_process(False)`)."""
+    marker = request.node.get_closest_marker("hook_in_process")
+    _HOOK_IN_PROCESS[0] = marker is not None and marker.args[:1] != (False,)
+    try:
+        yield
+    finally:
+        _HOOK_IN_PROCESS[0] = False
+
+
+def hook_in_process() -> bool:
+    """The hook harness's run_hook calls ocm-hook's entry point in the test's process: the
+    running test is marked `hook_in_process` (what it checks is what the hook says and
+    leaves in the vault, not its process)."""
+    return _HOOK_IN_PROCESS[0]
 
 
 @pytest.fixture
@@ -82,15 +131,18 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str | None,
-                   main: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
+def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str | bytes | None,
+                   main: Callable[[], None] | None = None, name: str = "ocm"
+                   ) -> subprocess.CompletedProcess:
     """`ocm ARGS` through the console script's own entry point (ocm.cli.lean.main, which
     hands all but a plain search to the click app) in this process: argv, cwd, environment
     (`env` whole: what it lacks is unset meanwhile) and the three streams as a fresh process
     would have them, the exit code from SystemExit,
     an uncaught exception as Python reports it (traceback on stderr, exit code 1). Saves the
     ~0.8 CPU-s each `ocm` process spends importing before it starts. `main`: another entry
-    point in its place (`ocm.cli.main.main`, the click app alone)."""
+    point in its place (`ocm.cli.main.main`, the click app alone; `ocm.hook.main` with
+    `name` "ocm-hook"). Bytes `input`: the streams come back as bytes, as from
+    `subprocess.run` without `text`."""
     import gc
     import traceback
 
@@ -103,7 +155,7 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
     code: int = 0
     unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
     with CliRunner().isolation(input=input or "", env={**unset, **env}) as (out, err, _):
-        sys.argv = ["ocm", *args]
+        sys.argv = [name, *args]
         os.chdir(cwd)
         formatting.FORCED_WIDTH = None  # the isolation's 80: a process's help follows COLUMNS
         try:
@@ -127,7 +179,9 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
     if os.environ != saved_env:  # what the command set for itself (OPENBLAS_NUM_THREADS)
         os.environ.clear()
         os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["ocm", *args], code, stdout.decode(), stderr.decode())
+    if isinstance(input, bytes):
+        return subprocess.CompletedProcess([name, *args], code, stdout, stderr)
+    return subprocess.CompletedProcess([name, *args], code, stdout.decode(), stderr.decode())
 
 
 @pytest.fixture

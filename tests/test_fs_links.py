@@ -125,6 +125,7 @@ def test_cli_refuses_a_linked_written_folder_in_one_line(tmp_path: Path, name: s
     assert "Traceback" not in doctor.stderr and name in doctor.stdout
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 @pytest.mark.parametrize("name", [".hooks", ".hooks/seen", ".hooks/transcripts", ".locks"])
 def test_hooks_write_nothing_through_a_linked_folder(tmp_path: Path, name: str) -> None:
     env, repo, vault, elsewhere = linked_folder(tmp_path, name)

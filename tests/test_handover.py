@@ -12,6 +12,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
@@ -20,6 +22,10 @@ from ocm.agents.common import error_line  # noqa: E402
 from ocm.vault.handover import left_sentences, unresolved_failures  # noqa: E402
 from ocm.vault.markdown import Document  # noqa: E402
 from tests.conftest import git, ocm_in_process  # noqa: E402
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 RECORDED = Path(__file__).parent / "fixtures" / "capture" / "payloads"
 TEST_CMD = "python3 -m unittest discover -s tests"

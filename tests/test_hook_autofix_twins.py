@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
@@ -17,6 +19,10 @@ from harness import env, repo  # noqa: E402, F401 - shared fixtures
 from ocm.vault.errors import OcmError  # noqa: E402
 from ocm.vault.markdown import Document  # noqa: E402
 from ocm.vault.memories import MemoryNote  # noqa: E402
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 SID = "autofix-twins-1"
 GOTCHA = ("backoff() must stop after 8 retries: test_backoff asserted 9 == 8 while the loop "
@@ -58,8 +64,8 @@ def active(repo: Path) -> list[MemoryNote]:
 
 
 def remember(repo: Path, env: dict[str, str], text: str, *extra: str) -> dict:
-    out = h.ocm(["remember", text, "--type", "gotcha", "--file", "src/backoff.py", "--json",
-                 *extra], env, repo)
+    out = h.ocm_here(["remember", text, "--type", "gotcha", "--file", "src/backoff.py", "--json",
+                      *extra], env, repo)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

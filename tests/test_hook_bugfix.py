@@ -7,12 +7,18 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
 
 from ocm.vault.markdown import Document  # noqa: E402
 from ocm.vault.memories import MemoryNote  # noqa: E402
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 SID = "bugfix-session-1"
 
@@ -53,8 +59,8 @@ def test_claude_fail_edit_pass_records_bug_fix(repo: Path, env: dict[str, str]) 
     assert memo.session == session.stem
     text = session.read_text()
     assert "## Failed Commands" in text and f"bug_fix memory {memo.id}" in text
-    found = json.loads(h.ocm(["search", "AssertionError backoff", "--kind", "memory", "--json"],
-                             env, repo).stdout)
+    found = json.loads(h.ocm_here(["search", "AssertionError backoff", "--kind", "memory",
+                                  "--json"], env, repo).stdout)
     assert [hit["id"] for hit in found] == [memo.id]
     # Folding again (a duplicate journal) never creates a second memory.
     send(repo, env, "claude-code", "post-tool-use-failure-bash", "post-tool-use-failure")

@@ -1,4 +1,5 @@
-"""Slice 1: the hook entry point and Claude Code's events, end to end, as subprocesses."""
+"""Slice 1: the hook entry point and Claude Code's events, end to end (in process where
+the test is about what the hook says and leaves, not its process)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
 
 from ocm.vault.markdown import Document  # noqa: E402
+
+# What the hooks say and leave in the vault, through ocm-hook's entry point in this process;
+# a process where the test is about one (what it imports, a real stdin pipe).
+pytestmark = pytest.mark.hook_in_process
 
 SID = "5e1f3c2a-claude-0001"
 
@@ -115,6 +120,7 @@ def test_garbage_is_a_logged_noop(repo: Path, env: dict[str, str]) -> None:
     assert "not JSON" in (repo / ".openCodeMemory" / ".hooks" / "hook.log").read_text()
 
 
+@pytest.mark.hook_in_process(False)  # 9 MB through a real stdin pipe
 def test_huge_payload_and_unknown_event(repo: Path, env: dict[str, str]) -> None:
     huge = b'{"session_id": "x", "prompt": "' + b"a" * 9_000_000 + b'"}'
     for args, data in ((["claude-code", "user-prompt-submit"], huge),
@@ -165,6 +171,7 @@ def test_session_end_closes_with_git_facts(repo: Path, env: dict[str, str]) -> N
     assert "1 file changed" in h.sessions(repo)[0].read_text()
 
 
+@pytest.mark.hook_in_process(False)  # what a new process imports
 @pytest.mark.parametrize("name,event", [("session-start", "session-start"),
                                         ("post-tool-use-write", "post-tool-use"),
                                         ("session-end", "session-end")])

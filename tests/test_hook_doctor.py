@@ -9,9 +9,15 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 
 def tool_bin(tmp: Path) -> Path:
@@ -24,14 +30,14 @@ def tool_bin(tmp: Path) -> Path:
 
 
 def doctor(env: dict[str, str], repo: Path) -> dict[str, dict]:
-    out = h.ocm(["doctor", "--json"], env, repo)
+    out = h.ocm_here(["doctor", "--json"], env, repo)
     return {c["what"]: c for c in json.loads(out.stdout)}
 
 
 def test_tool_install_writes_bare_commands_and_doctor_follows_them(
         repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     on_path = {**env, "PATH": f"{tool_bin(tmp_path)}{os.pathsep}{env.get('PATH', '')}"}
-    assert h.ocm(["init", "--agents", "claude-code"], on_path, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "claude-code"], on_path, repo).returncode == 0
     settings = (repo / ".claude" / "settings.json").read_text()
     mcp = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ocm"]
     assert '"command": "ocm-hook claude-code session-start"' in settings
@@ -60,7 +66,7 @@ def test_doctor_names_a_moved_clones_command(repo: Path, env: dict[str, str],
                                              tmp_path: Path) -> None:
     """An install made before tools (absolute paths) keeps working; when its clone goes,
     doctor names the missing program."""
-    assert h.ocm(["init", "--agents", "claude-code"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "claude-code"], env, repo).returncode == 0
     settings = repo / ".claude" / "settings.json"
     gone = tmp_path / "old-clone" / ".venv" / "bin" / "ocm-hook"
     text = settings.read_text()
@@ -74,6 +80,6 @@ def test_doctor_names_a_moved_clones_command(repo: Path, env: dict[str, str],
     assert check["status"] == "warn" and f"runs {gone}, which no longer exists" in check["detail"]
     assert check["fix"] == "ocm init --agents claude-code"
     # `ocm init` again (the upgrade path) puts a working command back.
-    assert h.ocm(["init", "--agents", "claude-code"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "claude-code"], env, repo).returncode == 0
     assert str(gone) not in settings.read_text()
     assert doctor(env, repo)["claude-code (project)"]["status"] == "ok"

@@ -15,6 +15,10 @@ from harness import env, repo  # noqa: E402, F401 - shared fixtures
 from ocm.vault.markdown import Document  # noqa: E402
 from ocm.vault.sessions import SessionNote  # noqa: E402
 
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
+
 
 def run(host: str, fixture: str, repo: Path, env: dict[str, str], sid: str,
         event: str | None = None, invoked: str | None = None) -> bytes:

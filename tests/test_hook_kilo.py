@@ -19,6 +19,10 @@ from harness import env, repo  # noqa: E402, F401 - shared fixtures
 from ocm.vault.markdown import Document  # noqa: E402
 from tests.test_hook_opencode import NODE, drive, recorded_db  # noqa: E402
 
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
+
 RECORDED = Path(__file__).parent / "fixtures" / "capture" / "payloads" / "kilo"
 PROBE = "/home/dev/probes/kilo-plugin/shop"
 SID = "ses_de5b720e6ffeKXTRHdzlVeUQgN"

@@ -20,6 +20,10 @@ from ocm.agents.nudge import message, settings  # noqa: E402
 from ocm.agents.nudge.decide import happened  # noqa: E402
 from tests.test_hook_recorded import recorded  # noqa: E402
 
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
+
 STOP_EVENT = {"claude-code": "stop", "codex": "stop", "gemini": "after-agent"}
 
 
@@ -307,6 +311,7 @@ def test_after_a_compaction_the_brief_asks_for_a_checkpoint(host: str, repo: Pat
     assert message.MARKER not in compacted(env)
 
 
+@pytest.mark.hook_in_process(False)  # what a new process imports
 @pytest.mark.parametrize("host", ["claude-code", "codex"])
 def test_a_shell_call_that_is_no_commit_exits_early(host: str, repo: Path,
                                                     env: dict[str, str], tmp_path: Path) -> None:

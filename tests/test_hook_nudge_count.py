@@ -22,6 +22,10 @@ from tests.test_hook_copilot import WIRED, payloads  # noqa: E402
 from tests.test_hook_nudge import STOP_EVENT, session_id  # noqa: E402
 from tests.test_hook_recorded import recorded  # noqa: E402
 
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
+
 PROMPT_EVENT = {"claude-code": "user-prompt-submit", "codex": "user-prompt-submit",
                 "gemini": "before-agent"}
 
@@ -91,7 +95,7 @@ def test_a_checkpoint_restarts_the_window(copilot: Copilot, repo: Path,
                                           env: dict[str, str]) -> None:
     copilot.until_stop()
     sid = session_id(repo)
-    done = h.ocm(["checkpoint", "--session", sid, "--goal", "greet prints hello"], env, repo)
+    done = h.ocm_here(["checkpoint", "--session", sid, "--goal", "greet prints hello"], env, repo)
     assert done.returncode == 0, done.stderr
     assert copilot.prompt("now add a unit test") == ""  # saved: a new window starts here
     copilot.edits()

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
@@ -19,6 +21,10 @@ from ocm.agents import common as c  # noqa: E402
 from ocm.agents import droid  # noqa: E402
 from ocm.vault.markdown import Document  # noqa: E402
 from ocm.vault.sessions import SessionNote  # noqa: E402
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 RECORDED = Path(__file__).parent / "fixtures" / "capture"
 QWEN_PROBE = "/home/dev/probes/qwen/shop"

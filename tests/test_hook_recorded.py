@@ -9,12 +9,18 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "hooks"))
 import harness as h  # noqa: E402
 from harness import env, repo  # noqa: E402, F401 - shared fixtures
 
 from ocm.agents import common as c  # noqa: E402
 from ocm.vault.markdown import Document  # noqa: E402
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 RECORDED = Path(__file__).parent / "fixtures" / "capture"
 GEMINI_TRANSCRIPT = RECORDED / "transcripts" / "gemini" / "session-2026-11-23T13-11-16c090fe.jsonl"
@@ -72,7 +78,7 @@ def test_codex_shell_outcomes_from_the_recorded_text() -> None:
 def test_codex_session_end_timeout_is_at_most_three_seconds(repo: Path,
                                                             env: dict[str, str]) -> None:
     """Codex clamps a SessionEnd timeout above 3 s and warns about it on every run."""
-    assert h.ocm(["init", "--agents", "codex"], env, repo).returncode == 0
+    assert h.ocm_here(["init", "--agents", "codex"], env, repo).returncode == 0
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
     [group] = hooks["SessionEnd"]
     assert 0 < group["hooks"][0]["timeout"] <= 3

@@ -9,9 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ocm.vault import transcripts as vt
 from tests.fixtures.hooks import harness as h
 from tests.test_capture import _payloads, _transcripts, replay, world  # noqa: F401 - fixture
+
+# What the hooks say and leave in the vault: ocm-hook's entry point in this process
+# (tests/fixtures/hooks/harness.py run_hook); processes where a test is about one.
+pytestmark = pytest.mark.hook_in_process
 
 World = tuple[Path, dict[str, str], Path]
 

@@ -72,6 +72,7 @@ def test_budget_warning_reaches_the_cli(run_ocm, repo: Path) -> None:
     assert "budget" not in quiet.stderr
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 def test_importance_cap_sees_hook_reads_not_yet_folded(tmp_path: Path,
                                                        env: dict[str, str]) -> None:  # noqa: F811
     repo = h.make_repo(tmp_path / "proj")

@@ -37,6 +37,7 @@ def _straddling(cut: int, secret: str, size: int) -> str:
     return text + "y\n" * max(0, (size - len(text)) // 2)
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 def test_the_failure_hook_redacts_before_its_200000_cut(tmp_path: Path) -> None:
     env = h.clean_env(tmp_path / "ocm-home")
     repo = h.make_repo(tmp_path / "proj")
@@ -53,6 +54,7 @@ def test_the_failure_hook_redacts_before_its_200000_cut(tmp_path: Path) -> None:
     assert leaks([repo / ".openCodeMemory", Path(env["OCM_HOME"])], [token]) == []
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 @pytest.mark.parametrize(("cut", "size"), [(20_000, 25_000), (1_500, 6_000)])
 def test_the_transcript_fold_redacts_before_its_cuts(world: tuple[Path, dict[str, str], Path],
                                                      cut: int, size: int) -> None:

@@ -109,6 +109,7 @@ def _secret(kind: str) -> str:
     return next(secret for k, _b, secret, _a in CORPUS if k == kind)
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 def test_hooks_redact_before_cutting_prompt_command_and_error(repo: Path,
                                                               env: dict[str, str]) -> None:
     """A secret straddling each cut (prompt 8,000 / 2,000, command 500, error line 300)
@@ -137,6 +138,7 @@ def test_hooks_redact_before_cutting_prompt_command_and_error(repo: Path,
     assert leaks([repo / ".openCodeMemory", Path(env["OCM_HOME"])], [gh, slack, hf]) == []
 
 
+@pytest.mark.hook_in_process  # what the hook writes, not its process
 def test_file_paths_in_hooks_are_redacted_in_the_journal(repo: Path,
                                                          env: dict[str, str]) -> None:
     token = _secret("github_token")

@@ -37,14 +37,16 @@ form (CRC-32 entries) is read as no table.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import mmap
 import os
 import re
 import struct
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import xxhash
 
@@ -129,7 +131,7 @@ class CheckedFile:
     read (what Whoosh's `StructFile` reads through, ocm/indexer/index.py). No `fileno`:
     Whoosh then reads arrays through `read` too."""
 
-    def __init__(self, raw: BinaryIO, blocks: Blocks) -> None:
+    def __init__(self, raw: io.BufferedReader, blocks: Blocks) -> None:
         self._raw, self._blocks, self._fd = raw, blocks, raw.fileno()
         self.seek, self.tell, self.close = raw.seek, raw.tell, raw.close
 
@@ -137,13 +139,13 @@ class CheckedFile:
     def closed(self) -> bool:
         return self._raw.closed
 
-    def read(self, size: int | None = -1) -> bytes:
+    def read(self, size: int = -1) -> bytes:
         at = self._raw.tell()
         data = self._raw.read(size)
         self._blocks.ensure(self._fd, at, len(data))
         return data
 
-    def readline(self, size: int | None = -1) -> bytes:
+    def readline(self, size: int = -1) -> bytes:
         at = self._raw.tell()
         data = self._raw.readline(size)
         self._blocks.ensure(self._fd, at, len(data))
@@ -156,7 +158,7 @@ class CheckedFile:
         return done
 
 
-def opened(path: str) -> BinaryIO | CheckedFile:
+def opened(path: str) -> io.BufferedReader | CheckedFile:
     """The index file at `path` open for reading: through its block check when `check`
     left one (`CheckedFile`), else as a plain file."""
     raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
@@ -262,6 +264,20 @@ def block_digests(path: str) -> tuple[tuple[int, int, int], int, bytes]:
             struct.pack(f"<{len(each)}Q", *each))
 
 
+def _as_table(found: Any) -> dict[str, list[int]]:
+    if not isinstance(found, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v)
+            for v in found.values()):
+        return {}
+    return found
+
+
+def _as_blocks(found: Any) -> dict[str, list]:
+    files = found.get("files") if isinstance(found, dict) and found.get(
+        "block") == BLOCK else None
+    return files if isinstance(files, dict) else {}
+
+
 def _hex(text: str | None) -> bool:
     try:
         return text is not None and bytes.fromhex(text) is not None
@@ -289,43 +305,33 @@ class Checksums:
     def _table(self) -> dict[str, list[int]]:
         """{name: [size, xxh3_64]}, parsed again only when the file changed; {} when
         missing, unreadable or in an older form (every file then unknown)."""
-        try:
-            st = os.stat(self._path)
-        except OSError:
-            return {}
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if self._loaded is not None and self._loaded[0] == key:
-            return self._loaded[1]
-        try:
-            table = json.loads(self._path.read_bytes())
-        except (OSError, ValueError):
-            table = None
-        if not isinstance(table, dict) or not all(
-                isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v)
-                for v in table.values()):
-            table = {}
-        self._loaded = (key, table)
-        return table
+        return self._cached(self._path, "_loaded", _as_table)
 
     def _blocks(self) -> dict[str, list]:
         """{name: [size, xxh3_64, hex of the block digests]} (BLOCKS), parsed again only when
         the file changed; {} when missing, unreadable or of another block size (every file
         is then checked whole, as before block digests)."""
+        return self._cached(self.folder / BLOCKS, "_blocks_loaded", _as_blocks)
+
+    def _cached(self, path: Path, slot: str, shape: Callable[[Any], dict]) -> dict:
+        """`shape` of the JSON at `path` (None when unreadable), kept in attribute `slot`
+        with the file's (inode, mtime, size) and parsed again only when those change; {}
+        when the file is missing."""
         try:
-            st = os.stat(self.folder / BLOCKS)
+            st = os.stat(path)
         except OSError:
             return {}
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if self._blocks_loaded is not None and self._blocks_loaded[0] == key:
-            return self._blocks_loaded[1]
+        loaded = getattr(self, slot)
+        if loaded is not None and loaded[0] == key:
+            return loaded[1]
         try:
-            found = json.loads((self.folder / BLOCKS).read_bytes())
+            found = json.loads(path.read_bytes())
         except (OSError, ValueError):
             found = None
-        files = found.get("files") if isinstance(found, dict) and found.get(
-            "block") == BLOCK else None
-        self._blocks_loaded = (key, files if isinstance(files, dict) else {})
-        return self._blocks_loaded[1]
+        value = shape(found)
+        setattr(self, slot, (key, value))
+        return value
 
     def _digests(self, name: str, wanted: list[int]) -> str | None:
         """The block digests (hex) of the file `name` whose table entry is `wanted` ([size,

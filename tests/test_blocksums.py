@@ -231,3 +231,32 @@ def test_a_file_replaced_by_the_same_bytes_is_checked_again(blocked: Project) ->
     assert scores(reopened) == clean and not reopened.notices
     blocks = checksums._BLOCKED[os.path.join(index, moved.name)]
     assert blocks.key[0] == moved.stat().st_ino and sum(blocks._ok) > 0
+
+
+def test_damage_found_after_the_candidates_checks_and_searches_again(
+        blocked: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block found bad by a read after the candidates (what a returned hit reads): the
+    index is checked again, which names the file and rebuilds it, and the search runs
+    again: the answer is the clean index's."""
+    from ocm.indexer import searcher
+
+    index = blocked.vault.index_dir
+    clean = clean_scores(blocked)
+    damaged = biggest(index, ".trm")
+    real = searcher.mark_stale
+    raised: list[str] = []
+
+    def stale_then_damage(hits, vaults):  # noqa: ANN001, ANN202 - the real one, then a bad block
+        if not raised:
+            path = os.path.join(index, damaged.name)
+            checksums._BAD[path] = checksums._BLOCKED[path].key  # as `Blocks.ensure` marks it
+            raised.append(damaged.name)
+            raise checksums.ChecksumError(damaged.name)
+        return real(hits, vaults)
+
+    reopened = fresh(blocked)
+    monkeypatch.setattr(searcher, "mark_stale", stale_then_damage)
+    assert scores(reopened) == clean and raised == [damaged.name]
+    said = [n for n in reopened.notices if "checksum" in n]
+    assert len(said) == 1 and damaged.name in said[0] and "rebuilt" in said[0]
+    assert not damaged.exists()

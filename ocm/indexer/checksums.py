@@ -379,8 +379,10 @@ class Checksums:
             key = (st.st_ino, st.st_mtime_ns, st.st_size)
             if _BAD.get(path) == key or st.st_size != wanted[0]:
                 return name, to_record
-            digests = self._digests(name, wanted) if st.st_size >= BLOCKED_MIN else None
-            if st.st_size >= BLOCKED_MIN and digests is None:
+            # (Blocks are read with `os.pread`: where it is missing, files are read whole.)
+            blockable = st.st_size >= BLOCKED_MIN and hasattr(os, "pread")
+            digests = self._digests(name, wanted) if blockable else None
+            if blockable and digests is None:
                 to_record = True  # checked whole (below); `record` adds its block digests
             if _VERIFIED.get(path) == (*key, wanted[1]):
                 continue

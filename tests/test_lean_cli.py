@@ -232,6 +232,14 @@ def test_a_search_of_an_index_up_to_date_imports_no_lock_or_write_rules(
                                        "ocm.vault.secrets.redact", "ocm.indexer.recall")) == "0 []"
 
 
+def test_a_search_loads_no_secrets_module_or_session_hand_over(world: dict[str, str]) -> None:
+    """`secrets` (hmac, hashlib's OpenSSL: ~8 ms) made only the random part of a temporary
+    file's name, and the hand-over's patterns compile on import: a search of an index up
+    to date needs neither."""
+    _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
+    assert _loaded_by_a_search(world, ("secrets", "ocm.vault.handover")) == "0 []"
+
+
 def test_a_search_loads_no_masked_arrays(world: dict[str, str]) -> None:
     """numpy's masked arrays (`np.unique` loads them, ~4 ms of a new process) are not
     needed to embed the query; numpy itself is (the search's meaning)."""

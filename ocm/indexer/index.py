@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from whoosh import index as windex
+from whoosh.filedb.filestore import FileStorage
+from whoosh.filedb.structfile import StructFile
 from whoosh.writing import LockError
 
 from ocm.vault.atomic import atomic_write_bytes, locked
@@ -33,6 +35,7 @@ from ocm.vault.freshness.scan import NOTE_DIRS, names
 from ocm.vault.freshness.watch import NoteWatch
 from ocm.vault.store import Vault
 
+from . import checksums
 from .documents import memory_fields, session_fields, transcript_fields
 from .filechecks import sweep_partial
 from .livestats import LiveSearcher
@@ -255,7 +258,8 @@ class NoteIndex:
             return self._ix
         if not windex.exists_in(str(self.dir)):
             return None
-        self._ix = windex.open_dir(str(self.dir))
+        # Its large files read through the check of their blocks (ocm/indexer/checksums.py).
+        self._ix = _CheckedStorage(str(self.dir)).open_index()
         return self._ix
 
     def _create(self) -> windex.Index:
@@ -990,6 +994,15 @@ class NoteIndex:
                 reader.close()
                 merge.append(segment)
         return [s for s in segments if s not in merge]
+
+
+class _CheckedStorage(FileStorage):
+    """Whoosh's storage of an index folder whose files `Checksums.check` left to be checked
+    a block at a time are opened through that check (`checksums.opened`)."""
+
+    def open_file(self, name: str, **kwargs: Any) -> StructFile:
+        return StructFile(checksums.opened(os.path.join(self.folder, name)),  # type: ignore[arg-type]
+                          name=name, **kwargs)
 
 
 def _lock_timeout() -> type[Exception]:

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.vault.atomic import open_new
 
+from .checksums import Blocks, ChecksumError, blocks_of
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -127,11 +129,14 @@ class SavedPostings:
     from `handle` as they are asked for."""
 
     def __init__(self, buffer: Any, handle: Any, terms: int, postings: int,
-                 keys: int) -> None:
+                 keys: int, blocks: Blocks | None = None) -> None:
         import numpy as np
 
         self._handle = handle
         self._lock = threading.Lock()
+        # The file's block check when it is checked as it is read (ocm/indexer/checksums.py):
+        # each range of the file is checked before its bytes are used.
+        self._blocks = blocks
         at = _HEADER
 
         def take(dtype: str, count: int) -> np.ndarray:
@@ -140,15 +145,26 @@ class SavedPostings:
             at += found.nbytes + _pad(found.nbytes)
             return found
 
+        self._checked(at, 4 * terms)  # searched whole: checked whole
         self._hashes = take("<u4", terms)
+        self._order_at = at
         self._order = take("<i4", terms)
+        self._starts_at = at
         self._starts = take("<i8", terms + 1)
+        self._key_starts_at = at
         self._key_starts = take("<i8", terms + 1)
         self._ids_at = at
         at += 4 * postings + _pad(4 * postings)
         self._weights_at = at
         at += 4 * postings + _pad(4 * postings)
+        self._keys_at = at
         self._keys = memoryview(buffer)[at:at + keys]
+
+    def _checked(self, start: int, length: int) -> None:
+        """Check bytes [start, start + length) of the file before they are used, when it is
+        checked a block at a time (ChecksumError when one fails)."""
+        if self._blocks is not None:
+            self._blocks.ensure(self._handle.fileno(), start, length)
 
     @classmethod
     def open(cls, reader: Any) -> SavedPostings | None:
@@ -165,6 +181,7 @@ class SavedPostings:
             return None
         try:
             size = os.fstat(handle.fileno()).st_size
+            blocks = blocks_of(path, handle)
             buffer = (mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
                       if size >= _HEADER else None)
         except (OSError, ValueError):
@@ -172,6 +189,12 @@ class SavedPostings:
         if buffer is None:
             handle.close()
             return None
+        if blocks is not None:
+            try:
+                blocks.ensure(handle.fileno(), 0, _HEADER)
+            except ChecksumError:
+                handle.close()
+                raise
         segid = segment.segment_id().encode().ljust(_SEGMENT_ID_BYTES, b"\x00")
         start = len(MAGIC)
         if buffer[:start] != MAGIC or buffer[start:start + _SEGMENT_ID_BYTES] != segid:
@@ -187,7 +210,7 @@ class SavedPostings:
         if min(terms, postings, keys) < 0 or size != expected + keys:
             handle.close()
             return None
-        return cls(buffer, handle, terms, postings, keys)
+        return cls(buffer, handle, terms, postings, keys, blocks)
 
     def find(self, key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's doc ids and weights (read-only arrays read from the file); None when
@@ -198,9 +221,16 @@ class SavedPostings:
         # As the array's own type: a Python int would have numpy convert the whole array.
         at = int(hashes.searchsorted(hashes.dtype.type(wanted)))
         while at < len(hashes) and hashes[at] == wanted:
+            self._checked(self._order_at + 4 * at, 4)
             term = int(self._order[at])
-            if self._keys[self._key_starts[term]:self._key_starts[term + 1]] == key:
+            self._checked(self._key_starts_at + 8 * term, 16)
+            begin, stop = int(self._key_starts[term]), int(self._key_starts[term + 1])
+            self._checked(self._keys_at + begin, stop - begin)
+            if self._keys[begin:stop] == key:
+                self._checked(self._starts_at + 8 * term, 16)
                 start, end = int(self._starts[term]), int(self._starts[term + 1])
+                self._checked(self._ids_at + 4 * start, 4 * (end - start))
+                self._checked(self._weights_at + 4 * start, 4 * (end - start))
                 return self._read("<i4", self._ids_at, start, end), self._read(
                     "<f4", self._weights_at, start, end)
             at += 1

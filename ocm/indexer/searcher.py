@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ocm.indexer.checksums import ChecksumError
 from ocm.indexer.hits import Filters
 from ocm.vault.errors import OcmError
 
@@ -161,7 +162,16 @@ class VaultSearch:
             if self.build_budget is not None:
                 index.build_budget, index.budget_min_notes = self.build_budget
         try:
-            hits = self._run(plan)
+            try:
+                hits = self._run(plan)
+            except ChecksumError:
+                # Found reading what a hit returns (after `searched` has its candidates):
+                # each index checked again (which names the file and rebuilds), then the
+                # search again.
+                for index in indexes:
+                    index.close()
+                    self.refresh(index.vault)
+                hits = self._run(plan)
         finally:
             for index in indexes:
                 index.build_budget = None
@@ -209,6 +219,15 @@ class VaultSearch:
                                           explain=plan.explain)
             except OcmError:
                 raise
+            except ChecksumError:
+                # A block read for the first time failed its checksum (ocm/indexer/
+                # checksums.py): the index's check now names the file and rebuilds (or,
+                # for saved postings, removes it), as when a check finds it before a search.
+                index.close()
+                index = self.refresh(vault)
+                indexes[-1] = index
+                found = engine.candidates(index, text, plan.paths, plan.filters,
+                                          explain=plan.explain)
             except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt, not fatal
                 notice = f"ocm: search index was damaged ({type(exc).__name__}); rebuilt it"
                 self.notices.append(notice)

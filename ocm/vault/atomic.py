@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -122,7 +121,7 @@ def open_new(folder: Path, name: str, prefix: str = TEMP_PREFIX) -> tuple[int, P
     (`<prefix><pid>-<16 hex>-<name>`), and it is created, never opened: an existing file or
     link at the name is never written through (another name is drawn)."""
     for _ in range(100):
-        tmp = folder / f"{prefix}{os.getpid()}-{secrets.token_hex(8)}-{name[:_NAME_KEEP]}"
+        tmp = folder / f"{prefix}{os.getpid()}-{os.urandom(8).hex()}-{name[:_NAME_KEEP]}"
         try:
             return os.open(tmp, _NEW_FLAGS, 0o644), tmp
         except FileExistsError:

@@ -21,7 +21,6 @@ from .errors import Conflict, InvalidInput, OcmError
 from .folder import NoteFolder, WriteResult, read_document
 from .git import info as gitinfo
 from .git import snapshot as gitsnapshot
-from .handover import removable
 from .ids import new_memory_id, new_session_id, random_suffix, validate_slug
 from .links import link, unlink
 from .markdown import Document
@@ -187,6 +186,8 @@ class Vault(NoteFolder):
             note.apply(CheckpointInput(status=status, trigger=trigger))
             if not note.fm.get("ended_at"):
                 note.set_frontmatter("ended_at", now())
+            from .handover import removable  # its patterns compile on import: not for reads
+
             return note.status, removable(note)
 
         (status_out, empty), path = self.session_edit(session_id, mutate)
@@ -206,6 +207,8 @@ class Vault(NoteFolder):
 
     def _remove_empty(self, path: Path) -> bool:
         """A hook-opened session that ended with nothing recorded leaves no note behind."""
+        from .handover import removable
+
         with locked(self.locks_dir, locks.session(path.stem)):
             try:
                 if not removable(SessionNote(read_document(path))):

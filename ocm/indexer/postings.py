@@ -32,6 +32,7 @@ from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
 from .savedpostings import SavedPostings, term_key
+from .schema import CHUNKS_COLUMN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -203,6 +204,13 @@ class SegmentCache:
         else:
             self._stored.move_to_end(key)
         return found
+
+    def chunks(self, reader: Any, doc: int) -> list:
+        """A document's stored chunks (the `chunks` column; [] for a segment written
+        without one). Read for the hits a search returns only: not kept."""
+        column = reader._perdoc._cached_reader("chunks", CHUNKS_COLUMN)
+        found = column[doc] if column is not None else None
+        return found or []
 
     def _forget(self, key: tuple[str, str, str]) -> None:
         entry = self._postings.pop(key)
@@ -425,6 +433,12 @@ class PostingScorer:
         position = bisect.bisect_right(self._bases, number) - 1
         reader, base = self.leaves[position]
         return self.cache.stored_fields(reader, number - base)
+
+    def chunks(self, number: int) -> list:
+        """The stored chunks of a global doc number (ocm/indexer/chunks.py)."""
+        position = bisect.bisect_right(self._bases, number) - 1
+        reader, base = self.leaves[position]
+        return self.cache.chunks(reader, number - base)
 
     def doc_set(self, query: Any) -> frozenset[int]:
         """Global doc numbers matching a filter query, cached for this searcher."""

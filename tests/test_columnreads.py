@@ -14,7 +14,7 @@ from ocm.indexer.schema import CHUNKS_COLUMN, build_schema
 
 DOCS = [
     {"path": "memories/a.md", "id": "a", "kind": "memory", "content": "kafka offsets",
-     "meta": {"title": "Kafka", "sketch": ["kafka", "offset"]},
+     "meta": {"title": "Kafka", "sketch": "kafka offset"},
      "chunks": [("", 0, 1, "", "content", "kafka offsets", 2)]},
     # No chunks and no meta: nothing in the chunks column for it.
     {"path": "memories/b.md", "id": "b", "kind": "memory", "content": "fonts"},

@@ -48,8 +48,9 @@ class Hit:
     score: float = 0.0
     rank: int = 0
     explain: dict[str, Any] | None = None
-    # The note's sketch words as a set (MMR's overlaps), made from `meta` on first use
-    # (`sketch`): a search compares the sketches of its best hits only.
+    # The note's sketch words as a set (MMR's overlaps), made from `meta` (a string of
+    # space-separated terms) on first use (`sketch`): a search compares the sketches of its
+    # best hits only.
     _sketch: frozenset[str] | None = field(default=None, repr=False, compare=False)
     # The best chunk (a section) for the query; set on the hits a search returns.
     chunk: Chunk | None = None
@@ -93,7 +94,7 @@ class Hit:
     @property
     def sketch(self) -> frozenset[str]:
         if self._sketch is None:
-            self._sketch = frozenset(self.meta.get("sketch") or ())
+            self._sketch = frozenset(str(self.meta.get("sketch") or "").split())
         return self._sketch
 
     @property

@@ -49,7 +49,10 @@ def _rebuild(project: Project, procs: int) -> tuple:
     assert sorted(p.name for p in project.vault.index_dir.glob(f"*.{EXT}")) == sorted(
         s.make_filename("." + EXT) for s in ix._read_toc().segments)
     with ix.searcher() as searcher:
-        stored = [(s["path"], s["sig"], s["chunks"]) for s in searcher.all_stored_fields()]
+        reader = searcher.reader()
+        chunks = reader.column_reader("chunks")  # a column of its own (schema.py)
+        stored = [(s["path"], s["sig"], chunks[doc]) for doc in reader.all_doc_ids()
+                  if (s := reader.stored_fields(doc))]
     # A fixed clock: recency weighs in the scores.
     hits = [[(h.path, h.score) for h in project.search(q, limit=20, now=NOW)]
             for q in ("word17 word42", "kafka offsets", "note 123", "word3")]

@@ -26,7 +26,7 @@ WORDS = ["redis", "cache", "ttl", "eviction", "token", "refresh", "jwt", "oauth"
 QUERIES = ["redis ttl", "token refresh jwt", "postgres deadlock migration", "webhook",
            "celery worker retry"]
 KINDS = ["._content_len.col", "._goal_len.col", ".ocmpost", ".pst", ".trm", "._stored.col",
-         ".date.col"]
+         ".date.col", ".chunks.col"]
 
 
 def _text(rng: random.Random, n: int) -> str:

@@ -48,13 +48,16 @@ class Hit:
     score: float = 0.0
     rank: int = 0
     explain: dict[str, Any] | None = None
-    # The note's sketch words as a set (MMR's overlaps), made from `meta` on first use
-    # (`sketch`): a search compares the sketches of its best hits only.
+    # The note's sketch words as a set (MMR's overlaps), made from `meta` (a string of
+    # space-separated terms) on first use (`sketch`): a search compares the sketches of its
+    # best hits only.
     _sketch: frozenset[str] | None = field(default=None, repr=False, compare=False)
     # The best chunk (a section) for the query; set on the hits a search returns.
     chunk: Chunk | None = None
-    # The note's stored chunks and where they came from (not part of the result).
-    chunks: list = field(default_factory=list, repr=False)
+    # Where the note's stored chunks are read from when first asked for (`chunks`): a
+    # search reads the sections of the hits it returns, not of every candidate.
+    chunk_source: Callable[[], list] | None = field(default=None, repr=False, compare=False)
+    _chunks: list | None = field(default=None, repr=False, compare=False)
     relpath: str = field(default="", repr=False)
     # Share of the query's idf-weighted terms the note holds (ocm/indexer/relevance.py);
     # None when not measured (listings, pasted paragraphs).
@@ -91,8 +94,17 @@ class Hit:
     @property
     def sketch(self) -> frozenset[str]:
         if self._sketch is None:
-            self._sketch = frozenset(self.meta.get("sketch") or ())
+            self._sketch = frozenset(str(self.meta.get("sketch") or "").split())
         return self._sketch
+
+    @property
+    def chunks(self) -> list:
+        """The note's stored chunks (ocm/indexer/chunks.py; not part of the result), read
+        from `chunk_source` on first use; [] without one."""
+        if self._chunks is None:
+            self._chunks = self.chunk_source() if self.chunk_source is not None else []
+            self.chunk_source = None
+        return self._chunks
 
     @property
     def top_files(self) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import date, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query as Q
@@ -45,8 +46,9 @@ def page(indexes: list[NoteIndex], filters: Filters, offset: int,
     notes match in all."""
     rows = dated(indexes, filters)
     chosen = rows[offset:] if limit is None else rows[offset:offset + limit]
-    searchers = [index.scorer().searcher for index in indexes]
-    return [_hit(indexes[i], searchers[i].stored_fields(doc), 0.0)
+    scorers = [index.scorer() for index in indexes]
+    return [_hit(indexes[i], scorers[i].searcher.stored_fields(doc), 0.0,
+                 partial(scorers[i].chunks, doc))
             for _, i, doc in chosen], len(rows)
 
 
@@ -57,9 +59,10 @@ def by_ids(indexes: list[NoteIndex], kind: str, ids: list[str]) -> list[Hit]:
     wanted = Q.And([Q.Term("kind", kind), Q.Or([Q.Term("id", i) for i in ids])])
     out: list[Hit] = []
     for index in indexes:
-        searcher = index.scorer().searcher
-        out += [_hit(index, searcher.stored_fields(doc), 0.0)
-                for doc in searcher.docs_for_query(wanted)]
+        scorer = index.scorer()
+        out += [_hit(index, scorer.searcher.stored_fields(doc), 0.0,
+                     partial(scorer.chunks, doc))
+                for doc in scorer.searcher.docs_for_query(wanted)]
     return out
 
 

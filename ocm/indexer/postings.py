@@ -27,11 +27,13 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, STORED_COLUMN, W3LeafMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
+from .columnreads import ColumnRead, column_read
 from .savedpostings import SavedPostings, term_key
+from .schema import CHUNKS_COLUMN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,6 +177,8 @@ class SegmentCache:
         self._keys: dict[str, frozenset[bytes] | int] = {}
         # Each segment's saved postings (savedpostings.py), None where it has none.
         self._saved: dict[str, SavedPostings | None] = {}
+        # (segment, column) -> how its values are read (columnreads.py), None: no column.
+        self._columns: dict[tuple[str, str], ColumnRead | None] = {}
 
     def keep_only(self, readers: Iterable[Any]) -> None:
         live = frozenset(_segment_key(reader) for reader in readers)
@@ -188,6 +192,7 @@ class SegmentCache:
             del self._stored[stored]
         self._keys = {k: v for k, v in self._keys.items() if k in live}
         self._saved = {k: v for k, v in self._saved.items() if k in live}
+        self._columns = {k: v for k, v in self._columns.items() if k[0] in live}
 
     def stored_fields(self, reader: Any, doc: int) -> dict:
         """A document's stored fields; callers must not modify the dict."""
@@ -197,12 +202,29 @@ class SegmentCache:
             # The segment's own column, not `reader.stored_fields`: that copies the dict
             # leaving out fields the schema no longer has, and this schema never drops one
             # (a change of it rebuilds the index: SCHEMA_VERSION).
-            found = self._stored[key] = reader._perdoc.stored_fields(doc)
+            read = self._column(reader, "_stored", STORED_COLUMN)
+            found = read(doc) if read is not None else None
+            if found is None:
+                found = {}
+            self._stored[key] = found
             if len(self._stored) > STORED_BUDGET:
                 self._stored.popitem(last=False)
         else:
             self._stored.move_to_end(key)
         return found
+
+    def chunks(self, reader: Any, doc: int) -> list:
+        """A document's stored chunks (the `chunks` column; [] for a segment written
+        without one). Read for the hits a search returns only: not kept."""
+        read = self._column(reader, "chunks", CHUNKS_COLUMN)
+        found = read(doc) if read is not None else None
+        return found or []
+
+    def _column(self, reader: Any, name: str, column: Any) -> ColumnRead | None:
+        key = (_segment_key(reader), name)
+        if key not in self._columns:
+            self._columns[key] = column_read(reader, name, column)
+        return self._columns[key]
 
     def _forget(self, key: tuple[str, str, str]) -> None:
         entry = self._postings.pop(key)
@@ -425,6 +447,12 @@ class PostingScorer:
         position = bisect.bisect_right(self._bases, number) - 1
         reader, base = self.leaves[position]
         return self.cache.stored_fields(reader, number - base)
+
+    def chunks(self, number: int) -> list:
+        """The stored chunks of a global doc number (ocm/indexer/chunks.py)."""
+        position = bisect.bisect_right(self._bases, number) - 1
+        reader, base = self.leaves[position]
+        return self.cache.chunks(reader, number - base)
 
     def doc_set(self, query: Any) -> frozenset[int]:
         """Global doc numbers matching a filter query, cached for this searcher."""

@@ -1,0 +1,67 @@
+"""A Whoosh segment's pickled columns (its stored fields, the notes' chunks) read with one
+`os.pread` a value.
+
+Whoosh reads a document's value through four Python layers (pickle, zlib, var-bytes, the
+file wrapper) and a seek then a buffered read of the file: a warm search reads ~75 notes'
+stored fields, ~40 of them not yet kept. Here a value is one `pread` at the offset and
+length Whoosh's own reader parsed from the column, one `zlib.decompress` and one
+`pickle.loads`: the same bytes, so the same objects. Not a memory map: the pages a
+long-lived server touched would stay in its resident memory (bounded at 100k notes). A
+column Whoosh reads some other way (a compound segment's file, another column type) is
+read by Whoosh's reader, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from whoosh.columns import CompressedBytesColumn, PickleColumn
+
+# A column's reader: a local doc number -> its value (None when it has none).
+ColumnRead = Callable[[int], Any]
+
+
+class PreadColumn:
+    """One pickled, compressed column of one segment, read from its own handle on the
+    column's file (Whoosh's may be closed with its reader while this is still held)."""
+
+    def __init__(self, handle: Any, base: int, offsets: Any, lengths: Any) -> None:
+        self._handle = handle
+        self._fd = handle.fileno()
+        self._base = base
+        self._offsets = offsets
+        self._lengths = lengths
+
+    def __call__(self, doc: int) -> Any:
+        length = self._lengths[doc]
+        if not length:
+            return None
+        start = self._base + self._offsets[doc]
+        raw = zlib.decompress(os.pread(self._fd, length, start))
+        return pickle.loads(raw) if raw else None
+
+
+def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | None:
+    """How to read the column `name` (written as `column`, a PickleColumn over a
+    CompressedBytesColumn) of a Whoosh segment reader's segment: with `PreadColumn` where
+    it is a file of its own, else with Whoosh's reader; None when the segment has no such
+    column."""
+    whoosh = reader._perdoc._cached_reader(name, column)
+    if whoosh is None:
+        return None
+    child = getattr(whoosh, "_child", None)
+    if not isinstance(child, CompressedBytesColumn.Reader) or child._decompress is not (
+            zlib.decompress):
+        return whoosh.__getitem__
+    dbfile = child._dbfile
+    if reader._segment.is_compound() or not dbfile.is_real or not hasattr(os, "pread"):
+        return whoosh.__getitem__
+    try:
+        handle = os.fdopen(os.dup(dbfile.fileno()), "rb", buffering=0)
+    except OSError:
+        return whoosh.__getitem__
+    return PreadColumn(handle, child._basepos, child._offsets, child._lengths)

@@ -302,3 +302,36 @@ def test_rows_looked_up_past_the_bound_come_from_lists_that_follow_the_file(
     assert [len(p) if p else p for p in parts] == [None, None, 4, 1]
     start, count = read._sections(3)
     assert parts[2] == (read.part_matrix[start:start + count] @ query).tolist()
+
+
+def test_held_bits_kept_per_scorer_are_the_holders_within_their_bound_and_follow_a_commit(
+        pets: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    pets.remember("Retry the pool with backoff jitter.", "context", auto_supersede=False)
+    pets.search("retry")  # the index brought up to date
+    scorer = pets.index_for(pets.vault).scorer()
+    fields = (*search.SEARCH_FIELDS, "tags")
+    docs = np.arange(scorer.doc_count, dtype=np.intp)
+    bits_per_scorer = (scorer.doc_count + 7) // 8
+    # Room for two terms' bits: a third drops the least recently used.
+    monkeypatch.setattr(relevance, "HELD_BYTES_KEPT", 2 * bits_per_scorer)
+    relevance._held.pop(scorer, None)
+    for _ in range(2):  # made, then read from what was kept
+        # The index's terms of the words (stemmed: `radiat`), and one no note holds.
+        for (term,) in ontopic.query_words("pool retry radiator zzzq"):
+            mask = scorer.holders(term, fields)
+            count, holding = relevance.held(scorer, term, fields, docs[::-1])
+            assert count == int(mask.sum()) and holding.tolist() == mask[::-1].tolist()
+            assert len(relevance._held[scorer]) <= 2
+    assert list(relevance._held[scorer]) == [("radiat", fields), ("zzzq", fields)]
+    assert relevance.held(scorer, "pool", fields, docs[:0])[1].tolist() == []
+    # A new note holding a kept term: the next search's scorer counts it afresh.
+    before = relevance.held(scorer, "radiat", fields, docs)[0]
+    assert before == 1
+    pets.remember("The radiator in the server room leaks.", "context", auto_supersede=False)
+    pets.search(SearchRequest(query="radiator", now=NOW))
+    fresh = pets.index_for(pets.vault).scorer()
+    assert fresh is not scorer
+    count, holding = relevance.held(fresh, "radiat", fields,
+                                    np.arange(fresh.doc_count, dtype=np.intp))
+    assert count == before + 1 == int(fresh.holders("radiat", fields).sum())
+    assert holding.tolist() == fresh.holders("radiat", fields).tolist()

@@ -253,7 +253,12 @@ def measure(scorer: Any, text: str, hits: list[Any], numbers: list[int],
 def close(text: str, cosine: float, similarity: float) -> bool:
     """Close in meaning by the whole texts' embeddings: the thresholds of a search phrase or
     of a pasted paragraph (`relevance.MIN_COSINE` and the rest)."""
-    if is_phrase(text):
+    return close_by(is_phrase(text), cosine, similarity)
+
+
+def close_by(phrase: bool, cosine: float, similarity: float) -> bool:
+    """`close` for a query known to be a search `phrase` or not (asked once a search)."""
+    if phrase:
         return cosine >= relevance.MIN_COSINE and similarity >= relevance.MIN_SIMILARITY
     return (cosine >= relevance.MIN_COSINE_PARAGRAPH
             and similarity >= relevance.MIN_SIMILARITY_PARAGRAPH)

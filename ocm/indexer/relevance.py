@@ -13,6 +13,8 @@ is relevant whatever words it shares.
 from __future__ import annotations
 
 import math
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -64,6 +66,36 @@ MIN_MASS = 0.3
 # docs/decisions.md).
 MIN_FAMILIAR = 0.45
 FULL_COVERAGE = 1.0 - 1e-9  # holds the query's most telling word (float sums aside)
+# Which documents hold a query term (`held`), kept per scorer one bit a document: a warm
+# process meets the same query words search after search. At most this many bytes of
+# bits per scorer (10k notes: ~800 terms; 100k: ~80), least recently used dropped first.
+HELD_BYTES_KEPT = 1_000_000
+_held: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, tuple[str, ...]], tuple[int, Any]]] \
+    = weakref.WeakKeyDictionary()
+
+
+def held(scorer: PostingScorer, term: str, fields: tuple[str, ...], docs: Any) -> tuple[int, Any]:
+    """(how many live documents hold `term` in any of `fields`, True for each of the global
+    doc numbers `docs` (numpy intp) that does): `scorer.holders` counted and read at `docs`,
+    its bits kept for the scorer's life (a commit makes a new scorer)."""
+    import numpy as np
+
+    kept = _held.get(scorer)
+    if kept is None:
+        kept = _held[scorer] = OrderedDict()
+    key = (term, fields)
+    found = kept.get(key)
+    if found is None:
+        mask = scorer.holders(term, fields)
+        found = kept[key] = (int(mask.sum()), np.packbits(mask))
+        # Every mask of one scorer is as long (its doc count).
+        while len(kept) * len(found[1]) > HELD_BYTES_KEPT and len(kept) > 1:
+            kept.popitem(last=False)
+    else:
+        kept.move_to_end(key)
+    count, bits = found
+    # Bit `doc` of the packed mask (np.packbits: the first document in the high bit).
+    return count, ((bits[docs >> 3] >> (7 - (docs & 7))) & 1).astype(bool)
 
 
 def _idf(df: int, total: int) -> float:
@@ -86,12 +118,12 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     total = max(scorer.searcher.doc_count(), 1)
     idf: dict[str, tuple[float, Any]] = {}
     for term in {t for word in words for t in word}:
-        held = scorer.holders(term, fields)
-        idf[term] = (_idf(int(held.sum()), total), held[at])  # which of `docs` hold it
+        count, holding = held(scorer, term, fields, at)  # and which of `docs` hold it
+        idf[term] = (_idf(count, total), holding)
     # A word's first term is the word itself; holding only one of its parts (`1` of `Q1`,
     # `py` of `backoff.py`) says less than holding the word.
-    groups = [[(w * (1.0 if n == 0 else PART_CREDIT), held)
-               for n, (w, held) in enumerate(idf[t] for t in dict.fromkeys(word))]
+    groups = [[(w * (1.0 if n == 0 else PART_CREDIT), holding)
+               for n, (w, holding) in enumerate(idf[t] for t in dict.fromkeys(word))]
               for word in dict.fromkeys(words)]
     tops = [max(idf[t][0] for t in word) for word in dict.fromkeys(words)]
     # A word weighs 1 + its idf: rarer words say more, and in a vault of a few notes (where
@@ -109,8 +141,8 @@ def coverage(scorer: PostingScorer, words: Iterable[tuple[str, ...]], fields: It
     for group, top, weight in zip(groups, tops, weights, strict=True):
         if top:
             held_best = np.zeros(len(docs))
-            for w, held in group:
-                held_best = np.maximum(held_best, np.where(held, w, 0.0))
+            for w, holding in group:
+                held_best = np.maximum(held_best, np.where(holding, w, 0.0))
             best = np.maximum(best, weight * held_best / top)
     return dict(zip(docs, (best / strongest).tolist(), strict=True))
 

@@ -466,7 +466,10 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         return hits, numbers
     bm25 = [hit.score for hit in hits]
     rows = [store.row(rel) for rel in rels]
-    own = [float(sims[row]) if row is not None else 0.0 for row in rows]
+    # Each row's cosine read in one look (`tolist`: the floats `float(sims[row])` gives).
+    found = iter(sims[np.array([row for row in rows if row is not None], dtype=np.intp)]
+                 .tolist())
+    own = [next(found) if row is not None else 0.0 for row in rows]
     cos = list(own)
     closest = list(own)  # what makes a hit relevant by meaning: its closest part
     parts = store.parts_similarities(rows, query)
@@ -493,7 +496,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         others = (total - mine) / (count - 1) if count > 1 else TYPICAL_OTHERS
         hit.similarity = near - others
         hit.cosine = near
-        hit.close = on_topic.close(text, near, hit.similarity)
+        hit.close = on_topic.close_by(phrase, near, hit.similarity)
         diluted = near >= MIN_DILUTED_COSINE and not hit.part_similarities
         if not b and phrase and (hit.close or diluted):
             # A note holding no word of a search phrase: the whole texts' embeddings are
@@ -646,14 +649,16 @@ def _mmr(hits: list[Hit], limit: int) -> list[Hit]:
     waiting = [(-value, at, 0) for at, value in enumerate(relevance)]
     heapq.heapify(waiting)
     chosen: list[Hit] = []
+    sketches: list[frozenset[str]] = []  # the picks' sketches
     while waiting and len(chosen) < limit:
         _, at, seen = heapq.heappop(waiting)
         if seen == len(chosen):
             chosen.append(hits[at])
+            sketches.append(hits[at].sketch)
             continue
         sketch = hits[at].sketch
-        for pick in chosen[seen:]:
-            similarity = jaccard(sketch, pick.sketch)
+        for other in sketches[seen:]:
+            similarity = jaccard(sketch, other)
             if similarity > overlap[at]:
                 overlap[at] = similarity
         value = relevance[at] - (1 - MMR_LAMBDA) * overlap[at]
@@ -682,4 +687,5 @@ def _replacements_first(hits: list[Hit]) -> list[Hit]:
         return False
 
     current = [h for h in hits if not (h.status == "superseded" and replacement_listed(h))]
-    return current + [h for h in hits if h not in current]
+    kept = {id(h) for h in current}  # by identity: `in` compared every field of a Hit
+    return current + [h for h in hits if id(h) not in kept]

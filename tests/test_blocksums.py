@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ocm.indexer import checksums
+from ocm.indexer import checksums, columnreads
 from ocm.project import Project
 from tests.test_checksums import (
     biggest,
@@ -90,8 +90,26 @@ def test_a_fresh_search_reads_only_the_blocks_it_uses(
     assert 0 < sum(done for done, _ in counts.values()) < sum(n for _, n in counts.values())
 
 
+def test_columns_read_with_pread_check_their_blocks(
+        blocked: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored fields and chunks of a file with block digests are still read with one
+    `pread` a value (columnreads.py), each value's blocks checked first."""
+    checked: list[bool] = []
+    read = columnreads.PreadColumn.__call__
+
+    def spy(self: columnreads.PreadColumn, doc: int) -> object:
+        checked.append(self._blocks is not None)
+        return read(self, doc)
+
+    monkeypatch.setattr(columnreads.PreadColumn, "__call__", spy)
+    clean = clean_scores(blocked)
+    checked.clear()
+    assert scores(fresh(blocked)) == clean
+    assert True in checked
+
+
 # The large files a search reads (Whoosh's postings, `.pst`, are not: the saved ones are).
-@pytest.mark.parametrize("kind", [".ocmpost", ".trm", "._stored.col"])
+@pytest.mark.parametrize("kind", [".ocmpost", ".trm", "._stored.col", ".chunks.col"])
 def test_a_damaged_block_that_is_read_is_found_before_it_is_used(
         blocked: Project, kind: str) -> None:
     """Every block of the file damaged, its mtime kept: the search reads some of it, finds

@@ -135,6 +135,11 @@ class CheckedFile:
         self._raw, self._blocks, self._fd = raw, blocks, raw.fileno()
         self.seek, self.tell, self.close = raw.seek, raw.tell, raw.close
 
+    def checked_fd(self) -> tuple[int, Blocks]:
+        """The file's descriptor and its block check, for a reader that reads it with
+        `os.pread` and calls `Blocks.ensure` on each range first (ocm/indexer/columnreads.py)."""
+        return self._fd, self._blocks
+
     @property
     def closed(self) -> bool:
         return self._raw.closed

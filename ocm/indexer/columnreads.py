@@ -8,7 +8,8 @@ length Whoosh's own reader parsed from the column, one `zlib.decompress` and one
 `pickle.loads`: the same bytes, so the same objects. Not a memory map: the pages a
 long-lived server touched would stay in its resident memory (bounded at 100k notes). A
 column Whoosh reads some other way (a compound segment's file, another column type) is
-read by Whoosh's reader, as before.
+read by Whoosh's reader, as before. A file whose blocks are checked as they are read
+(ocm/indexer/checksums.py) has each value's range checked before it is used.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 from whoosh.columns import CompressedBytesColumn, PickleColumn
 
+from .checksums import Blocks, CheckedFile
+
 # A column's reader: a local doc number -> its value (None when it has none).
 ColumnRead = Callable[[int], Any]
 
@@ -29,18 +32,22 @@ class PreadColumn:
     """One pickled, compressed column of one segment, read from its own handle on the
     column's file (Whoosh's may be closed with its reader while this is still held)."""
 
-    def __init__(self, handle: Any, base: int, offsets: Any, lengths: Any) -> None:
+    def __init__(self, handle: Any, base: int, offsets: Any, lengths: Any,
+                 blocks: Blocks | None = None) -> None:
         self._handle = handle
         self._fd = handle.fileno()
         self._base = base
         self._offsets = offsets
         self._lengths = lengths
+        self._blocks = blocks
 
     def __call__(self, doc: int) -> Any:
         length = self._lengths[doc]
         if not length:
             return None
         start = self._base + self._offsets[doc]
+        if self._blocks is not None:
+            self._blocks.ensure(self._fd, start, length)
         raw = zlib.decompress(os.pread(self._fd, length, start))
         return pickle.loads(raw) if raw else None
 
@@ -58,10 +65,17 @@ def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | No
             zlib.decompress):
         return whoosh.__getitem__
     dbfile = child._dbfile
-    if reader._segment.is_compound() or not dbfile.is_real or not hasattr(os, "pread"):
+    blocks = None
+    if isinstance(dbfile.file, CheckedFile):
+        fd, blocks = dbfile.file.checked_fd()
+    elif dbfile.is_real:
+        fd = dbfile.fileno()
+    else:
+        return whoosh.__getitem__
+    if reader._segment.is_compound() or not hasattr(os, "pread"):
         return whoosh.__getitem__
     try:
-        handle = os.fdopen(os.dup(dbfile.fileno()), "rb", buffering=0)
+        handle = os.fdopen(os.dup(fd), "rb", buffering=0)
     except OSError:
         return whoosh.__getitem__
-    return PreadColumn(handle, child._basepos, child._offsets, child._lengths)
+    return PreadColumn(handle, child._basepos, child._offsets, child._lengths, blocks)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -131,6 +132,20 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return out
 
 
+# The warning filters of a Python process started without -W (pytest's own record warnings
+# instead of printing them): what a command warns reaches its stderr as in a process.
+_PROCESS_WARNING_FILTERS = [
+    ("default", None, DeprecationWarning, "__main__", 0),
+    *(("ignore", None, kind, None, 0) for kind in (DeprecationWarning,
+                                                   PendingDeprecationWarning, ImportWarning,
+                                                   ResourceWarning))]
+
+
+def _warning_to_stderr(message: Warning | str, category: type[Warning], filename: str,
+                       lineno: int, file: object = None, line: str | None = None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str | bytes | None,
                    main: Callable[[], None] | None = None, name: str = "ocm"
                    ) -> subprocess.CompletedProcess:
@@ -158,23 +173,27 @@ def ocm_in_process(args: list[str], cwd: Path, env: dict[str, str], input: str |
         sys.argv = [name, *args]
         os.chdir(cwd)
         formatting.FORCED_WIDTH = None  # the isolation's 80: a process's help follows COLUMNS
-        try:
-            (main or lean.main)()
-        except SystemExit as exc:
-            if exc.code is None or isinstance(exc.code, int):
-                code = exc.code or 0
-            else:  # sys.exit("message"), as Python reports it
-                print(exc.code, file=sys.stderr)
+        with warnings.catch_warnings():  # a process's filters, printed on its stderr
+            warnings.filters[:] = _PROCESS_WARNING_FILTERS
+            warnings._filters_mutated()  # what modules' registries hold is forgotten
+            warnings.showwarning = _warning_to_stderr
+            try:
+                (main or lean.main)()
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:  # sys.exit("message"), as Python reports it
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except Exception:
+                traceback.print_exc()
                 code = 1
-        except Exception:
-            traceback.print_exc()
-            code = 1
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            sys.argv = saved_argv
-            os.chdir(saved_cwd)
-            gc.enable()  # lean.main turns it off for a search the process then ends
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                sys.argv = saved_argv
+                os.chdir(saved_cwd)
+                gc.enable()  # lean.main turns it off for a search the process then ends
         stdout, stderr = out.getvalue(), err.getvalue()
     if os.environ != saved_env:  # what the command set for itself (OPENBLAS_NUM_THREADS)
         os.environ.clear()

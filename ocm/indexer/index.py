@@ -682,13 +682,13 @@ class NoteIndex:
         """Index every note of `changed` into the new, empty index `ix`. From a
         single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
         that many runs in path order, of about the same size in bytes (a session costs
-        more than a memory), and each is read, parsed and indexed by a forked sub-writer
-        of its own (one segment each; this process waits for them, with none of a run's
-        work in its heap), and the segments are committed in that order: the same documents, in the
+        more than a memory), and each is read, parsed and indexed by a process of
+        its own (this one takes the first, forked sub-writers the others, one segment
+        each), and the segments are committed in that order: the same documents, in the
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
         one process reads the notes in order until it passes, and commits those. Without
         `until`, each process also embeds the notes it read (`_embedded`)."""
-        from .subwriters import SubWriter, bind_forks_to_this_process, wait_for
+        from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
             until is None) else 1
@@ -707,7 +707,7 @@ class NoteIndex:
         def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
             # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
             # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
-            # files of the other sub-writers, still writing theirs, among them; the parent's
+            # files of the parent, still writing its own segment, among them; the parent's
             # cancel removes that folder once the error reaches it.
             writer = _writer(ix, build=True, lock=False)
             ready = ready_texts()
@@ -717,31 +717,31 @@ class NoteIndex:
 
         writer = _writer(ix, build=True)
         subs: list[SubWriter] = []
-        made = self._embedded if model is not None else self._embed_ready
         try:
-            if procs > 1:
-                # Every run is a sub-writer's; this process waits for them and commits.
-                # Were it to index a run too, what that run left in its heap (freed
-                # chunks among the signatures it keeps, ~40 MB a batch at 100k) would
-                # grow it batch after batch and be forked into every later sub-writer.
-                subs = [SubWriter(functools.partial(part, rels)) for rels in runs]
-                wait_for(subs, lambda ticks: progress is not None and progress(
-                    min(TICK_NOTES * ticks, len(changed)), len(changed)))
-                indexed, failed = {}, {}
-            else:
-                ready = ready_texts()
-                indexed, failed = self._index_run(
-                    writer, scan, changed,
-                    lambda done: progress is not None and progress(done, len(changed)),
-                    ready, until)
-                made.update(embedded(ready))
-                del ready
+            subs = [SubWriter(functools.partial(part, rels)) for rels in runs[1:]]
+            mine = len(runs[0])
+
+            def tick(done: int) -> None:
+                if progress is not None:
+                    progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
+                             len(changed))
+
+            ready = ready_texts()
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
+            made = self._embedded if model is not None else self._embed_ready
+            made.update(embedded(ready))
+            del ready
+            # This process's segment written before it waits for the sub-writers': its
+            # postings are not held while they write theirs (each run's end is a peak).
+            own = [writer.finish_part()] if indexed and subs else []
+            if own:
+                give_back_free_memory()
             results = [sub.result() for sub in subs]
             for _, more, more_failed, more_made in results:
                 indexed.update(more)
                 failed.update(more_failed)
                 made.update(more_made)
-            writer.commit_parts([segment for segment, _, _, _ in results])
+            writer.commit_parts(own + [segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
                 sub.kill()
@@ -751,7 +751,7 @@ class NoteIndex:
         known.update(indexed)
         broken.update(failed)
         report.added += len(indexed)
-        if progress is not None and subs:
+        if progress is not None and mine < len(changed):
             progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)

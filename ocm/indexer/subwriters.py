@@ -18,7 +18,6 @@ import ctypes
 import functools
 import os
 import pickle
-import select
 import signal
 import sys
 import traceback
@@ -163,23 +162,6 @@ class SubWriter:
             os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-
-
-def wait_for(subs: list[SubWriter], ticked: Callable[[int], object]) -> None:
-    """Wait until each sub-writer has sent all it will send (`result()` then only reaps
-    it); SubWriterError as soon as one has failed or died (the others left to the
-    caller's `kill()`). `ticked(total)` with the ticks they sent, summed, each time more
-    came."""
-    total = 0
-    while waiting := [sub._pipe for sub in subs if not sub._ended]:
-        select.select(waiting, [], [])
-        now = sum(sub.ticks() for sub in subs)
-        if now != total:
-            total = now
-            ticked(total)
-        for sub in subs:
-            if sub._ended and sub._data[:1] != _RESULT:
-                sub.result()  # (raises)
 
 
 def _run_child(work: Callable[[Callable[[], None]], Any], pipe: int) -> NoReturn:

@@ -748,14 +748,9 @@ class Project:
         running = self._builders.get(key)
         if running is not None and running.poll() is None:
             return
-        # On the C allocator, not pymalloc's arenas: what a batch's writers freed is given
-        # back by page (`give_back_free_memory`) instead of staying in part-used arenas,
-        # forked into the next batch's sub-writers (10k in 4 batches: peak PSS 285 -> 248
-        # MB, bench/README.md "Clone to first answer").
         self._builders[key] = subprocess.Popen(
             [sys.executable, "-m", "ocm.cli.main", "rebuild-index", "--resume", "--json",
              "--vault", str(vault.root)], cwd=vault.project_root, start_new_session=True,
-            env={**os.environ, "PYTHONMALLOC": "malloc"},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def import_notes(self, source: str | Path, fmt: str = "auto", dry_run: bool = False,

@@ -320,25 +320,3 @@ def test_an_index_that_lost_only_its_manifest_is_compared_by_signatures(
     notes = _manifest_notes(project)
     assert len(notes) == NOTES and all(sig[0] > 0 and sig[1] > 0 for sig in notes.values())
     assert index.progress is None and index.searcher().doc_count() == NOTES
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_background_build_runs_on_the_c_allocator_and_finishes(
-        project: Project, repo: Path, ocm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The build a first search leaves to a process of its own runs with PYTHONMALLOC=malloc
-    (what its batches free goes back to the system by page, not kept in pymalloc's arenas
-    and forked into the next batch's sub-writers), and builds the whole index."""
-    vault, whole = _whole_search(project, repo, ocm_home)
-    shutil.rmtree(vault / ".index")
-    for name, value in _env(ocm_home).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("PYTHONMALLOC", raising=False)
-    project._finish_index_in_background(project.vault)
-    builder = project._builders[project.vault.root.resolve()]
-    environ = Path(f"/proc/{builder.pid}/environ").read_bytes().split(b"\0")
-    assert b"PYTHONMALLOC=malloc" in environ
-    assert builder.wait(timeout=300) == 0
-    assert not (vault / ".index" / BUILDING).exists()
-    again, err = _search(repo, _env(ocm_home), "sharedword")
-    assert "indexing" not in err
-    assert [(h["id"], h["score"]) for h in again] == [(h["id"], h["score"]) for h in whole]

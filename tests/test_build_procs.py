@@ -276,3 +276,21 @@ def test_runs_share_the_work_by_size_in_path_order() -> None:
     assert _runs(list(scan), scan, 2) == [[f"m{i}" for i in range(6)], ["s0", "s1"]]
     assert _runs(["a"], {"a": [0, 5]}, 3) == [["a"]]
     assert _runs([], {}, 2) == [[]]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the CLI builds in one process")
+def test_the_cli_with_its_progress_bar_shares_the_build(project: Project, ocm_home: Path
+                                                        ) -> None:
+    """`ocm rebuild-index` in a terminal draws a progress bar and still forks its
+    sub-writers (one segment each): the bar is drawn by the build's reports, not by a
+    thread of its own, which would keep the process from forking."""
+    import subprocess
+
+    _fill(project)
+    done = subprocess.run([sys.executable, "-m", "ocm.cli.main", "rebuild-index"],
+                          cwd=project.root, env={**os.environ, "OCM_HOME": str(ocm_home)},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"Indexed {NOTES + 1} notes; 1 broken." in done.stdout
+    ix = index.open_dir(str(project.vault.index_dir))
+    assert len(ix._read_toc().segments) > 1

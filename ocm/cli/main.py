@@ -155,12 +155,16 @@ def rebuild_index(vault: Path | None, as_json: bool, resume: bool) -> None:
     if as_json:
         report = project.rebuild_index(procs=procs, resume=resume)
     else:
-        with Progress(transient=True) as bar:
+        # Drawn when the build reports, not by rich's refresh thread: a process with a
+        # second thread never forks (NoteIndex.build_procs), and the build would use one core.
+        with Progress(transient=True, auto_refresh=False) as bar:
             task = bar.add_task("indexing notes", total=None)
             report = project.rebuild_index(
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=lambda done, total: bar.update(task, completed=done, total=total,
+                                                        refresh=True),
                 procs=procs, resume=resume, embedding=lambda: bar.update(
-                    task, description="embedding notes", completed=0, total=None))
+                    task, description="embedding notes", completed=0, total=None,
+                    refresh=True))
     data = {"indexed": report.added + report.updated, "broken": report.broken}
     if as_json:
         render.emit_json(data)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import date, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query as Q
@@ -47,9 +46,7 @@ def page(indexes: list[NoteIndex], filters: Filters, offset: int,
     rows = dated(indexes, filters)
     chosen = rows[offset:] if limit is None else rows[offset:offset + limit]
     scorers = [index.scorer() for index in indexes]
-    return [_hit(indexes[i], scorers[i].searcher.stored_fields(doc), 0.0,
-                 partial(scorers[i].chunks, doc))
-            for _, i, doc in chosen], len(rows)
+    return [_hit(indexes[i], scorers[i], doc, 0.0) for _, i, doc in chosen], len(rows)
 
 
 def by_ids(indexes: list[NoteIndex], kind: str, ids: list[str]) -> list[Hit]:
@@ -60,8 +57,7 @@ def by_ids(indexes: list[NoteIndex], kind: str, ids: list[str]) -> list[Hit]:
     out: list[Hit] = []
     for index in indexes:
         scorer = index.scorer()
-        out += [_hit(index, scorer.searcher.stored_fields(doc), 0.0,
-                     partial(scorer.chunks, doc))
+        out += [_hit(index, scorer, doc, 0.0)
                 for doc in scorer.searcher.docs_for_query(wanted)]
     return out
 

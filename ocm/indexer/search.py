@@ -192,10 +192,10 @@ def _note_path(root: Path, rel: str) -> Path:
     return root / rel
 
 
-def _hit(index: NoteIndex, stored: dict[str, Any], score: float,
-         chunks: Callable[[], list] | None = None) -> Hit:
-    """A hit of the note whose stored fields are `stored`; `chunks` reads its stored
-    chunks when they are first asked for (`Hit.chunks`)."""
+def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> Hit:
+    """A hit of the note at global doc `number` of `scorer`'s searcher: its stored fields
+    read now, its stored chunks when they are first asked for (`Hit.chunks`)."""
+    stored = scorer.stored_fields(number)
     meta = dict(stored.get("meta") or {})  # hits annotate their own copy (staleness)
     epoch = stored.get("date") or 0
     return Hit(
@@ -204,7 +204,8 @@ def _hit(index: NoteIndex, stored: dict[str, Any], score: float,
         tool=stored.get("tool", ""), scope=stored.get("scope", ""),
         date=datetime.fromtimestamp(epoch) if epoch else None,
         path=_note_path(index.resolved_root, stored["path"]), meta=meta,
-        project=index.vault.project, score=score, chunk_source=chunks,
+        project=index.vault.project, score=score,
+        chunk_source=partial(scorer.chunks, number),
         relpath=stored["path"],
     )
 
@@ -224,8 +225,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
             return []  # words, but none searchable ("the and of a", "how do I")
         results = scorer.searcher.search(filter_q or Q.Every(), mask=mask, limit=None,
                                           sortedby="date", reverse=True)
-        hits = [_hit(index, r.fields(), 0.0, partial(scorer.chunks, r.docnum))
-                for r in results]
+        hits = [_hit(index, scorer, r.docnum, 0.0) for r in results]
         # Notes of one date in path order, not in the index's document order (which
         # differs between clones of one vault).
         hits.sort(key=lambda h: h.relpath)
@@ -233,8 +233,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
     elif paths:
         searcher = scorer.searcher
         results = searcher.search(query, filter=filter_q, mask=mask, limit=limit)
-        hits = [_hit(index, r.fields(), r.score, partial(scorer.chunks, r.docnum))
-                for r in results]
+        hits = [_hit(index, scorer, r.docnum, r.score) for r in results]
         numbers = [r.docnum for r in results]
     else:
         # Same clauses, same scores, a faster way to add them up (ocm/indexer/postings.py).
@@ -252,8 +251,7 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
                           key=lambda b: scorer.stored_fields(b[0])["path"])
             best = [b for b in best if b[1] > cut] + tied
         best = best[:limit]
-        hits = [_hit(index, scorer.stored_fields(doc), score, partial(scorer.chunks, doc))
-                for doc, score in best]
+        hits = [_hit(index, scorer, doc, score) for doc, score in best]
         numbers = [doc for doc, _ in best]
     for hit in hits:
         hit.bm25 = hit.score
@@ -458,8 +456,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
         number = doc_number(scorer, rel)
         if number is None or number in hide or (keep is not None and number not in keep):
             continue
-        hits.append(_hit(index, scorer.stored_fields(number), 0.0,
-                         partial(scorer.chunks, number)))
+        hits.append(_hit(index, scorer, number, 0.0))
         numbers.append(number)
         rels.append(rel)
     if not hits:

@@ -62,7 +62,7 @@ def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | No
         return None
     child = getattr(whoosh, "_child", None)
     if not isinstance(child, CompressedBytesColumn.Reader) or child._decompress is not (
-            zlib.decompress):
+            zlib.decompress) or reader._segment.is_compound() or not hasattr(os, "pread"):
         return whoosh.__getitem__
     dbfile = child._dbfile
     blocks = None
@@ -71,8 +71,6 @@ def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | No
     elif dbfile.is_real:
         fd = dbfile.fileno()
     else:
-        return whoosh.__getitem__
-    if reader._segment.is_compound() or not hasattr(os, "pread"):
         return whoosh.__getitem__
     try:
         handle = os.fdopen(os.dup(fd), "rb", buffering=0)

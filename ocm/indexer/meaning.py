@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import weakref
 from functools import partial
+from itertools import compress
 from typing import Any
 
 from . import ontopic as on_topic
@@ -26,20 +27,80 @@ from .relevance import MIN_WORD_COSINE
 
 # Notes found by their path in one searcher (`doc_number`), per scorer: ~100 bytes each.
 NUMBERS_KEPT = 50_000
-_numbers: weakref.WeakKeyDictionary[Any, dict[str, int | None]] = weakref.WeakKeyDictionary()
+# Paths looked for one at a time in a searcher before its table of every note's doc number
+# is made (`_path_numbers`): a one-shot search never makes it, a warm process soon does.
+LOOKS_BEFORE_TABLE = 64
+
+
+class _Numbers:
+    """One searcher's doc numbers found by path: its table once made, and those looked for
+    one at a time (every path asked for before the table, and any the table lacks)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, int | None] = {}
+        self.looks = 0
+        self.table: dict[str, int] | None = None
+
+
+_numbers: weakref.WeakKeyDictionary[Any, _Numbers] = weakref.WeakKeyDictionary()
 
 
 def doc_number(scorer: Any, rel: str) -> int | None:
     """The live doc number of the note `rel` in the searcher of `scorer` (a PostingScorer:
     `first_live` of its path), kept while that searcher is the index's: a warm process
     meets the same notes among the closest in meaning search after search, and a commit
-    makes a new searcher (and scorer), whose numbers are found afresh."""
-    known = _numbers.get(scorer)
-    if known is None or len(known) >= NUMBERS_KEPT:
-        known = _numbers[scorer] = {}
+    makes a new searcher (and scorer), whose numbers are found afresh. After
+    LOOKS_BEFORE_TABLE paths looked for one at a time (each in every segment until found),
+    the searcher's table of every path's number answers (`_path_numbers`)."""
+    numbers = _numbers.get(scorer)
+    if numbers is None:
+        numbers = _numbers[scorer] = _Numbers()
+    if numbers.table is not None:
+        found = numbers.table.get(rel)
+        if found is not None:
+            return found
+    known = numbers.known
     if rel not in known:
+        if len(known) >= NUMBERS_KEPT:
+            known.clear()
         known[rel] = scorer.first_live("path", rel)
+        numbers.looks += 1
+        if numbers.table is None and numbers.looks >= LOOKS_BEFORE_TABLE:
+            numbers.table = _path_numbers(scorer)
     return known[rel]
+
+
+def _path_numbers(scorer: Any) -> dict[str, int]:
+    """Each path's lowest live global doc number in the searcher of `scorer`, what
+    `first_live` finds, read from every segment's saved postings at once (the `path` terms:
+    one run of the segment's term table). Empty when a segment has no saved postings (the
+    lowest number could be in it): every path is then looked for one at a time."""
+    import numpy as np
+
+    live = scorer.live()
+    table: dict[str, int] = {}
+    for reader, base in reversed(scorer.leaves):  # an earlier segment's number wins
+        saved = scorer.cache.saved(reader)
+        if saved is None:
+            return {}
+        keys, ids, starts = saved.field_terms("path")
+        if not len(ids):
+            continue
+        try:  # every key is `path` NUL the path, and a path holds no NUL
+            paths = keys.decode("utf-8").split("path\0")[1:]
+        except UnicodeDecodeError:
+            return {}
+        if len(paths) != len(starts) - 1:
+            return {}
+        numbers = ids + base
+        # Per term, its first live posting: the first live one at or after its start
+        # (ids ascend within a term), kept if it lies before the next term's start.
+        after = np.flatnonzero(live[numbers])
+        first = np.append(after, len(ids))[np.searchsorted(after, starts[:-1])]
+        held = (first < starts[1:]).tolist()
+        firsts = numbers[np.minimum(first, len(ids) - 1)].tolist()
+        table.update(zip(compress(paths, held), compress(firsts, held), strict=True))
+    return table
 
 
 class WordCheck:

@@ -248,9 +248,7 @@ class SegmentCache:
             self._postings.move_to_end(key)
             return self._postings[key]
         tbytes = reader._text_to_bytes(field, term)
-        if key[0] not in self._saved:
-            self._saved[key[0]] = SavedPostings.open(reader)
-        saved = self._saved[key[0]]
+        saved = self.saved(reader)
         if saved is not None:
             found = saved.find(term_key(field, tbytes))
             entry = None if found is None else _Postings(*found)
@@ -262,6 +260,13 @@ class SegmentCache:
         while self._size > self.budget and len(self._postings) > 1:
             self._forget(next(iter(self._postings)))
         return entry
+
+    def saved(self, reader: Any) -> SavedPostings | None:
+        """The segment's saved postings (savedpostings.py), None where it has none."""
+        segment = _segment_key(reader)
+        if segment not in self._saved:
+            self._saved[segment] = SavedPostings.open(reader)
+        return self._saved[segment]
 
     def _decoded(self, reader: Any, segment: str, field: str,
                  tbytes: bytes) -> _Postings | None:

@@ -236,6 +236,42 @@ class SavedPostings:
             at += 1
         return None
 
+    def field_terms(self, field: str) -> tuple[bytes, np.ndarray, np.ndarray]:
+        """Every key of `field` (`term_key`: the field's name, NUL, the term's bytes) one
+        after the other, terms ascending; all their doc ids one term after the other; and
+        where each term's ids start in them (one more, the end). The writer saves the terms
+        in Whoosh's order, by field and then by term, so one field's terms are one run of
+        term numbers, found by two binary searches of the keys."""
+        import numpy as np
+
+        prefix = term_key(field, b"")
+        low = self._first_key_at_least(prefix)
+        high = self._first_key_at_least(prefix[:-1] + b"\x01")  # past every `field\0...`
+        self._checked(self._key_starts_at + 8 * low, 16)
+        self._checked(self._key_starts_at + 8 * high, 8)
+        begin, stop = int(self._key_starts[low]), int(self._key_starts[high])
+        self._checked(self._keys_at + begin, stop - begin)
+        self._checked(self._starts_at + 8 * low, 8 * (high - low + 1))
+        starts = self._starts[low:high + 1]
+        first, last = int(starts[0]), int(starts[-1])
+        self._checked(self._ids_at + 4 * first, 4 * (last - first))
+        ids = self._read("<i4", self._ids_at, first, last)
+        return self._keys[begin:stop].tobytes(), ids, (starts - first).astype(np.int64)
+
+    def _first_key_at_least(self, wanted: bytes) -> int:
+        """The first term number whose key is not below `wanted` (the keys ascend)."""
+        low, high = 0, len(self._hashes)
+        while low < high:
+            middle = (low + high) // 2
+            self._checked(self._key_starts_at + 8 * middle, 16)
+            begin, stop = int(self._key_starts[middle]), int(self._key_starts[middle + 1])
+            self._checked(self._keys_at + begin, stop - begin)
+            if self._keys[begin:stop].tobytes() < wanted:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
     def _read(self, dtype: str, section: int, start: int, end: int) -> np.ndarray:
         import numpy as np
 

@@ -1,8 +1,9 @@
 """A warm process finds the doc numbers of the notes closest in meaning in one table per
-searcher (`meaning._path_numbers`), made from each segment's saved `path` terms
-(`SavedPostings.field_terms`) once it has looked for LOOKS_BEFORE_TABLE paths one at a time:
-the numbers `first_live` finds, across segments, deleted documents and rewritten notes. A
-segment without saved postings means no table: every path is looked for as before."""
+segment (`meaning._segment_paths`), read from its saved `path` terms
+(`SavedPostings.field_terms`) once the process has looked for LOOKS_BEFORE_TABLES paths one
+at a time: the numbers `first_live` finds, across segments, deleted documents, rewritten
+notes and a commit (whose kept segments keep their tables). A segment without saved
+postings means no tables: every path is looked for as before."""
 
 from __future__ import annotations
 
@@ -69,21 +70,7 @@ def _every_path(scorer: postings.PostingScorer) -> list[str]:
     return sorted(paths) + ["memories/context/none-such.md"]
 
 
-def test_the_table_holds_each_paths_first_live_number(notes: Project) -> None:
-    scorer = notes.index_for(notes.vault).scorer()
-    assert len(scorer.leaves) >= 2
-    assert any(reader.has_deletions() for reader, _ in scorer.leaves)
-    table = meaning._path_numbers(scorer)
-    expected = {rel: scorer.first_live("path", rel) for rel in _every_path(scorer)}
-    assert None in expected.values()  # the forgotten note and the none-such path
-    assert table == {rel: number for rel, number in expected.items() if number is not None}
-
-
-def test_doc_number_answers_from_the_table_after_its_looks(
-        notes: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(meaning, "LOOKS_BEFORE_TABLE", 2)
-    scorer = notes.index_for(notes.vault).scorer()
-    rels = _every_path(scorer)
+def _counting(scorer: postings.PostingScorer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked: list[str] = []
     first_live = scorer.first_live
 
@@ -92,25 +79,63 @@ def test_doc_number_answers_from_the_table_after_its_looks(
         return first_live(field, term)
 
     monkeypatch.setattr(scorer, "first_live", counted)
-    found = [meaning.doc_number(scorer, rel) for rel in rels]
-    assert found == [first_live("path", rel) for rel in rels]
-    # Two looked for one at a time, then only the paths the table lacks (none holds them).
-    assert asked[:2] == rels[:2]
-    assert asked[2:] == [rel for rel, number in zip(rels, found, strict=True)
-                         if number is None and rel not in rels[:2]]
-    assert meaning._numbers[scorer].table  # made, and kept for this searcher
+    return asked
 
 
-def test_a_segment_without_saved_postings_means_no_table(
+def test_doc_number_answers_from_the_segments_tables_after_its_looks(
         notes: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(meaning, "LOOKS_BEFORE_TABLE", 1)
+    monkeypatch.setattr(meaning, "LOOKS_BEFORE_TABLES", 2)
+    monkeypatch.setattr(meaning, "_looks", [0])
+    scorer = notes.index_for(notes.vault).scorer()
+    assert len(scorer.leaves) >= 2
+    assert any(reader.has_deletions() for reader, _ in scorer.leaves)
+    rels = _every_path(scorer)
+    expected = [scorer.first_live("path", rel) for rel in rels]
+    assert None in expected  # the forgotten note's path and the none-such one
+    asked = _counting(scorer, monkeypatch)
+    assert [meaning.doc_number(scorer, rel) for rel in rels] == expected
+    # Two looked for one at a time, then only the paths no segment holds live (the
+    # rewritten note's old document is dead in its older segment: the next one answers).
+    assert asked[:2] == rels[:2]
+    assert asked[2:] == [rel for rel, number in zip(rels, expected, strict=True)
+                         if number is None and rel not in rels[:2]]
+    assert [meaning.doc_number(scorer, rel) for rel in rels] == expected
+    # A commit: the new searcher's tables are the kept segments' own, and its new one's.
+    tables = {id(paths) for paths, _ in meaning._numbers[scorer].tables or []}
+    notes.remember("Fact 9: the cache holds nine pages.", "context", title="Fact 9")
+    notes.search(SearchRequest(query="cache", now=NOW))
+    fresh = notes.index_for(notes.vault).scorer()
+    assert fresh is not scorer
+    rels = _every_path(fresh)
+    assert [meaning.doc_number(fresh, rel) for rel in rels] == [
+        fresh.first_live("path", rel) for rel in rels]
+    kept = {id(paths) for paths, _ in meaning._numbers[fresh].tables or []}
+    assert len(kept) == len(fresh.leaves) and kept & tables
+
+
+def test_a_path_of_several_documents_in_one_segment_is_looked_for(tmp_path: Path) -> None:
+    docs = _docs(30)
+    docs[7]["path"] = docs[3]["path"]  # one path twice in one segment (as before a merge)
+    ix = _segments(tmp_path, docs)
+    with ix.searcher() as searcher:
+        (reader, _), = searcher.ixreader.leaf_readers()
+        paths = meaning._segment_paths(SavedPostings.open(reader))
+    assert paths is not None and len(paths) == 29
+    assert paths["n3.md"] == meaning._SEVERAL
+    assert all(paths[f"n{i}.md"] == i for i in range(30) if i not in (3, 7))
+
+
+def test_a_segment_without_saved_postings_means_no_tables(
+        notes: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(meaning, "LOOKS_BEFORE_TABLES", 0)
     scorer = notes.index_for(notes.vault).scorer()
     last = scorer.leaves[-1][0]
     saved = scorer.cache.saved
     monkeypatch.setattr(scorer.cache, "saved",
                         lambda reader: None if reader is last else saved(reader))
-    assert meaning._path_numbers(scorer) == {}
     rels = _every_path(scorer)
-    assert [meaning.doc_number(scorer, rel) for rel in rels] == [
-        scorer.first_live("path", rel) for rel in rels]
-    assert meaning._numbers[scorer].table == {}
+    expected = [scorer.first_live("path", rel) for rel in rels]
+    asked = _counting(scorer, monkeypatch)
+    assert [meaning.doc_number(scorer, rel) for rel in rels] == expected
+    assert asked == rels  # every one looked for as before
+    assert meaning._numbers[scorer].tables == []

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import weakref
 from functools import partial
-from itertools import compress
 from typing import Any
 
 from . import ontopic as on_topic
@@ -27,80 +26,102 @@ from .relevance import MIN_WORD_COSINE
 
 # Notes found by their path in one searcher (`doc_number`), per scorer: ~100 bytes each.
 NUMBERS_KEPT = 50_000
-# Paths looked for one at a time in a searcher before its table of every note's doc number
-# is made (`_path_numbers`): a one-shot search never makes it, a warm process soon does.
-LOOKS_BEFORE_TABLE = 64
+# Paths a process looks for one at a time (each in every segment until found) before it
+# reads every segment's paths into tables (`_segment_paths`): a one-shot search never does,
+# a warm process soon does (~7 searches at 10k notes).
+LOOKS_BEFORE_TABLES = 64
+# A path whose term holds several documents in a segment (a note rewritten before a merge):
+# its first live one is looked for as before (`first_live`).
+_SEVERAL = -1
 
 
 class _Numbers:
-    """One searcher's doc numbers found by path: its table once made, and those looked for
-    one at a time (every path asked for before the table, and any the table lacks)."""
+    """One searcher's doc numbers found by path: its segments' tables once made, and those
+    looked for one at a time (before the tables, and any path no table holds)."""
 
     def __init__(self) -> None:
         self.known: dict[str, int | None] = {}
-        self.looks = 0
-        self.table: dict[str, int] | None = None
+        self.tables: list[tuple[dict[str, int], int]] | None = None
 
 
 _numbers: weakref.WeakKeyDictionary[Any, _Numbers] = weakref.WeakKeyDictionary()
+# Per index (its scorers' shared SegmentCache): segment id -> path -> local doc number (or
+# _SEVERAL). Segments never change, so a commit's new searcher reads only its new segments'.
+_paths: weakref.WeakKeyDictionary[Any, dict[str, dict[str, int]]] = weakref.WeakKeyDictionary()
+_looks = [0]  # paths this process looked for one at a time
 
 
 def doc_number(scorer: Any, rel: str) -> int | None:
     """The live doc number of the note `rel` in the searcher of `scorer` (a PostingScorer:
     `first_live` of its path), kept while that searcher is the index's: a warm process
     meets the same notes among the closest in meaning search after search, and a commit
-    makes a new searcher (and scorer), whose numbers are found afresh. After
-    LOOKS_BEFORE_TABLE paths looked for one at a time (each in every segment until found),
-    the searcher's table of every path's number answers (`_path_numbers`)."""
+    makes a new searcher (and scorer). Once the process has looked for LOOKS_BEFORE_TABLES
+    paths one at a time, each segment's table of its paths answers (`_segment_paths`)."""
     numbers = _numbers.get(scorer)
     if numbers is None:
         numbers = _numbers[scorer] = _Numbers()
-    if numbers.table is not None:
-        found = numbers.table.get(rel)
-        if found is not None:
-            return found
+    if numbers.tables is None and _looks[0] >= LOOKS_BEFORE_TABLES:
+        numbers.tables = _tables(scorer)
     known = numbers.known
-    if rel not in known:
-        if len(known) >= NUMBERS_KEPT:
-            known.clear()
-        known[rel] = scorer.first_live("path", rel)
-        numbers.looks += 1
-        if numbers.table is None and numbers.looks >= LOOKS_BEFORE_TABLE:
-            numbers.table = _path_numbers(scorer)
+    if rel in known:
+        return known[rel]
+    if numbers.tables:
+        live = scorer.live()
+        for paths, base in numbers.tables:  # `first_live`'s order: segment by segment
+            local = paths.get(rel)
+            if local is None:
+                continue
+            if local == _SEVERAL:
+                break  # looked for below
+            if live[base + local]:
+                return base + local
+    if len(known) >= NUMBERS_KEPT:
+        known.clear()
+    known[rel] = scorer.first_live("path", rel)
+    _looks[0] += 1
     return known[rel]
 
 
-def _path_numbers(scorer: Any) -> dict[str, int]:
-    """Each path's lowest live global doc number in the searcher of `scorer`, what
-    `first_live` finds, read from every segment's saved postings at once (the `path` terms:
-    one run of the segment's term table). Empty when a segment has no saved postings (the
-    lowest number could be in it): every path is then looked for one at a time."""
-    import numpy as np
+def _tables(scorer: Any) -> list[tuple[dict[str, int], int]]:
+    """The path table of each segment of `scorer`'s searcher with its first global doc
+    number, in `first_live`'s order; empty when a segment has no saved postings (its paths
+    are then looked for one at a time)."""
+    from .postings import _segment_key
 
-    live = scorer.live()
-    table: dict[str, int] = {}
-    for reader, base in reversed(scorer.leaves):  # an earlier segment's number wins
-        saved = scorer.cache.saved(reader)
-        if saved is None:
-            return {}
-        keys, ids, starts = saved.field_terms("path")
-        if not len(ids):
-            continue
-        try:  # every key is `path` NUL the path, and a path holds no NUL
-            paths = keys.decode("utf-8").split("path\0")[1:]
-        except UnicodeDecodeError:
-            return {}
-        if len(paths) != len(starts) - 1:
-            return {}
-        numbers = ids + base
-        # Per term, its first live posting: the first live one at or after its start
-        # (ids ascend within a term), kept if it lies before the next term's start.
-        after = np.flatnonzero(live[numbers])
-        first = np.append(after, len(ids))[np.searchsorted(after, starts[:-1])]
-        held = (first < starts[1:]).tolist()
-        firsts = numbers[np.minimum(first, len(ids) - 1)].tolist()
-        table.update(zip(compress(paths, held), compress(firsts, held), strict=True))
-    return table
+    kept = _paths.get(scorer.cache)
+    if kept is None:
+        kept = _paths[scorer.cache] = {}
+    segments = {_segment_key(reader): reader for reader, _ in scorer.leaves}
+    for gone in [key for key in kept if key not in segments]:
+        del kept[gone]  # merged away
+    out = []
+    for reader, base in scorer.leaves:
+        key = _segment_key(reader)
+        if key not in kept:
+            paths = _segment_paths(scorer.cache.saved(reader))
+            if paths is None:
+                return []
+            kept[key] = paths
+        out.append((kept[key], base))
+    return out
+
+
+def _segment_paths(saved: Any) -> dict[str, int] | None:
+    """Path -> local doc number of each `path` term of a segment's saved postings (one run
+    of its term table), _SEVERAL for a term of several documents; None without saved
+    postings or with a path that is not UTF-8."""
+    if saved is None:
+        return None
+    keys, ids, starts = saved.field_terms("path")
+    try:  # every key is `path` NUL the path, and a path holds no NUL
+        paths = keys.decode("utf-8").split("path\0")[1:]
+    except UnicodeDecodeError:
+        return None
+    if len(paths) != len(starts) - 1 or not len(ids):
+        return None if len(paths) else {}
+    first = ids[starts[:-1]]  # each term's first document (a copy)
+    first[(starts[1:] - starts[:-1]) != 1] = _SEVERAL
+    return dict(zip(paths, first.tolist(), strict=True))
 
 
 class WordCheck:

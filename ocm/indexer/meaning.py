@@ -93,7 +93,7 @@ def _tables(scorer: Any) -> list[tuple[dict[str, int], int]]:
         kept = _paths[scorer.cache] = {}
     segments = {_segment_key(reader): reader for reader, _ in scorer.leaves}
     for gone in [key for key in kept if key not in segments]:
-        del kept[gone]  # merged away
+        kept.pop(gone, None)  # merged away
     out = []
     for reader, base in scorer.leaves:
         key = _segment_key(reader)

@@ -12,6 +12,7 @@ from whoosh import index as windex
 
 from ocm.indexer import search as engine
 from ocm.indexer.hits import Filters, Hit
+from ocm.indexer.livestats import LiveSearcher
 from ocm.indexer.postings import PostingScorer
 from ocm.indexer.schema import SCHEMA_VERSION, build_schema, weighting
 from ocm.project import Project
@@ -86,7 +87,7 @@ def test_a_segment_written_without_the_column_gives_no_chunks(tmp_path: Path) ->
     writer = ix.writer()
     writer.add_document(path="memories/a.md", id="a", kind="memory", content="kafka offsets")
     writer.commit()
-    with ix.searcher(weighting=weighting()) as searcher:
+    with LiveSearcher(ix.reader(), fromindex=ix, weighting=weighting()) as searcher:
         assert not searcher.reader().has_column("chunks")
         scorer = PostingScorer(searcher, 1.2, 0.75)
         assert scorer.chunks(0) == []
@@ -95,7 +96,7 @@ def test_a_segment_written_without_the_column_gives_no_chunks(tmp_path: Path) ->
     writer.add_document(path="memories/b.md", id="b", kind="memory", content="kafka",
                         chunks=[("", 0, 1, "", "content", "kafka", 1)])
     writer.commit()
-    with ix.searcher(weighting=weighting()) as searcher:
+    with LiveSearcher(ix.reader(), fromindex=ix, weighting=weighting()) as searcher:
         scorer = PostingScorer(searcher, 1.2, 0.75)
         by_path = {searcher.stored_fields(doc)["path"]: doc for doc in range(2)}
         assert scorer.chunks(by_path["memories/a.md"]) == []

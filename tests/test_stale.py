@@ -46,6 +46,23 @@ def test_memory_goes_stale_when_its_file_changes(project: Project, repo: Path) -
     assert snapshot(project.vault.root) == before  # derived, never written
 
 
+def test_staleness_is_not_kept_by_the_index_cache(project: Project, repo: Path) -> None:
+    """A hit's meta is the index cache's own dict until it is annotated: the flag set on one
+    search's hit must not stay with the note once its file is as it was again."""
+    commit(repo, "src/pay.py", "def pay():\n    pass\n", "pay")
+    about_pay = project.remember("pay() needs the raw body for signature checks", "gotcha",
+                                 files=["src/pay.py"])
+    (repo / "src/pay.py").write_text("def pay(raw):\n    pass\n")  # not committed
+    checker(repo)._changed.clear()
+    [hit] = project.search("raw body signature")
+    assert hit.id == about_pay.id and hit.to_json()["changed_files"] == ["src/pay.py"]
+    (repo / "src/pay.py").write_text("def pay():\n    pass\n")  # back as it was
+    checker(repo)._changed.clear()
+    [again] = project.search("raw body signature")
+    assert again.to_json()["stale"] is False and again.to_json()["changed_files"] == []
+    assert hit.to_json()["changed_files"] == ["src/pay.py"]  # the first hit keeps its own
+
+
 def test_uncommitted_and_deleted_files_count(project: Project, repo: Path) -> None:
     commit(repo, "a.py", "a\n", "a")
     commit(repo, "b.py", "b\n", "b")

@@ -73,12 +73,15 @@ class LiveSearcher(Searcher):
                 total += len(entry.ids) - int(np.count_nonzero(entry.ids[at] == deleted))
         return total
 
-    def idf(self, fieldname: str, text: str | bytes) -> float:
-        """Whoosh's idf (`log(N / (df + 1)) + 1`) over the live documents."""
+    def idf(self, fieldname: str, text: str | bytes, df: int | None = None) -> float:
+        """Whoosh's idf (`log(N / (df + 1)) + 1`) over the live documents; `df` is the
+        term's live document frequency when the caller has counted it (the scorer, from
+        the postings it just gathered), else it is counted here."""
         key = (fieldname, text)
         found = self._idf_cache.get(key)
         if found is None:
-            df = self.live_doc_frequency(fieldname, text)
+            if df is None:
+                df = self.live_doc_frequency(fieldname, text)
             found = self._idf_cache[key] = math.log(max(self.doc_count(), 1) / (df + 1)) + 1
         return found
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 # (field, term, boost): one clause of the disjunction.
 Clause = tuple[str, str, float]
-# Decoded postings kept per process: 16 bytes each (doc id, weight, score part), ~96 MB. At
+# Decoded postings kept per process: 8 bytes each (doc id, weight), ~48 MB. At
 # 50k notes 200 realistic queries touch 6.7 M postings: with 2 M kept, a search decoded
 # again what the one before had (34.5 ms CPU a search against 14.7 ms with all kept).
 POSTINGS_BUDGET = 6_000_000
@@ -64,17 +64,13 @@ CLAUSE_BUDGET = 1_000_000
 
 class _Postings:
     """One term's postings in one field of one segment: ascending local doc numbers
-    (int32) and their weights (float32, as Whoosh's writer keeps them), and BM25's
-    per-document part of the score (float64) for the average field length it was last
-    computed with."""
+    (int32) and their weights (float32, as Whoosh's writer keeps them)."""
 
-    __slots__ = ("avgfl", "ids", "parts", "weights")
+    __slots__ = ("ids", "weights")
 
     def __init__(self, ids: np.ndarray, weights: np.ndarray) -> None:
         self.ids = ids
         self.weights = weights
-        self.avgfl = -1.0
-        self.parts: np.ndarray | None = None
 
 
 def _decode(matcher: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +294,8 @@ class SegmentCache:
 
 
 class PostingScorer:
-    """Scores clause lists against one searcher."""
+    """Scores clause lists against one searcher (a `livestats.LiveSearcher`: its idf and
+    average field lengths count live documents only)."""
 
     def __init__(self, searcher: Any, k1: float, b: float,
                  cache: SegmentCache | None = None) -> None:
@@ -314,7 +311,8 @@ class PostingScorer:
                              default=0)
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
-        self._norms: dict[str, tuple[float, np.ndarray]] = {}
+        self._norms: dict[str, np.ndarray] = {}
+        self._codes: dict[str, np.ndarray] = {}
         self._sets: dict[str, frozenset[int]] = {}
         self._masks: dict[str, np.ndarray] = {}
         self._live: np.ndarray | None = None
@@ -327,31 +325,31 @@ class PostingScorer:
         self._clauses: OrderedDict[Clause, tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
         self._clause_size = 0
 
-    def _norm_table(self, field: str) -> tuple[float, np.ndarray]:
-        """The field's average length and BM25's length normalisation for each of the 256
-        coded lengths."""
+    def _norm_table(self, field: str) -> np.ndarray:
+        """BM25's length normalisation for each of the field's 256 coded lengths."""
         import numpy as np
 
         found = self._norms.get(field)
         if found is None:
             avgfl = self.searcher.avg_field_length(field) or 1
             k1, b = self.k1, self.b
-            found = (avgfl, np.array([k1 * ((1 - b) + b * byte_to_length(code) / avgfl)
-                                      for code in range(256)], dtype=np.float64))
+            found = np.array([k1 * ((1 - b) + b * byte_to_length(code) / avgfl)
+                              for code in range(256)], dtype=np.float64)
             self._norms[field] = found
         return found
 
-    def _parts(self, entry: _Postings, reader: Any, field: str) -> np.ndarray:
-        """tf*(K1+1) / (tf + norm(length)) per posting: all of BM25 but the idf."""
+    def _length_codes(self, field: str) -> np.ndarray:
+        """The field's coded length (uint8) of each global doc number: every segment's
+        in one array, so a clause's postings of all segments are scored in one pass."""
         import numpy as np
 
-        avgfl, norms = self._norm_table(field)
-        if entry.parts is None or entry.avgfl != avgfl:
-            lengths = self.cache.lengths(reader, field)
-            tf = entry.weights.astype(np.float64)
-            entry.parts = (tf * (self.k1 + 1)) / (tf + norms[lengths[entry.ids]])
-            entry.avgfl = avgfl
-        return entry.parts
+        found = self._codes.get(field)
+        if found is None:
+            found = np.zeros(self.doc_count, dtype=np.uint8)
+            for reader, docs in self._segments():
+                found[docs] = self.cache.lengths(reader, field)[:docs.stop - docs.start]
+            self._codes[field] = found
+        return found
 
     def _segments(self) -> Iterable[tuple[Any, slice]]:
         """Each segment's reader and the slice of global doc numbers it holds."""
@@ -400,10 +398,16 @@ class PostingScorer:
         held = self._holding(field, term)
         found = None
         if held:
-            idf = self.searcher.idf(field, term)
-            found = (np.concatenate([entry.ids + docs.start for _, docs, entry in held]),
-                     np.concatenate([idf * self._parts(entry, reader, field) * boost
-                                     for reader, _, entry in held]))
+            numbers = np.concatenate([entry.ids + docs.start for _, docs, entry in held])
+            # The live documents among them are the term's live document frequency: the
+            # searcher need not look its postings up again, segment by segment.
+            idf = self.searcher.idf(field, term, int(np.count_nonzero(self.live()[numbers])))
+            # tf*(K1+1) / (tf + norm(length)) per posting: all of BM25 but the idf, for
+            # the postings of every segment at once (each element the same float64
+            # operations as segment by segment).
+            tf = np.concatenate([entry.weights for _, _, entry in held]).astype(np.float64)
+            norms = self._norm_table(field)[self._length_codes(field)[numbers]]
+            found = (numbers, idf * ((tf * (self.k1 + 1)) / (tf + norms)) * boost)
             self._clause_size += len(found[0])
         self._clauses[clause] = found
         while self._clause_size > CLAUSE_BUDGET and len(self._clauses) > 1:

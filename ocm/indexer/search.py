@@ -196,7 +196,9 @@ def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> 
     """A hit of the note at global doc `number` of `scorer`'s searcher: its stored fields
     read now, its stored chunks when they are first asked for (`Hit.chunks`)."""
     stored = scorer.stored_fields(number)
-    meta = dict(stored.get("meta") or {})  # hits annotate their own copy (staleness)
+    # The cache's own dict, not a copy per candidate: what annotates a hit's meta (its
+    # staleness, `searcher.mark_stale`) gives the hit a copy of its own first.
+    meta = stored.get("meta") or {}
     epoch = stored.get("date") or 0
     return Hit(
         id=stored.get("id", ""), kind=stored.get("kind", ""), type=stored.get("type", ""),

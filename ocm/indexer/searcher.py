@@ -127,10 +127,16 @@ def mark_stale(hits: list[Hit], vaults: list[Vault]) -> None:
     (`meta['changed_files']`); derived here at read time, never written to the note."""
     from ocm.vault.git.staleness import mark_stale as mark
 
+    # Only memories are ever marked: the others' paths are not compared (pathlib's
+    # `is_relative_to` makes two paths a hit).
+    memories = [hit for hit in hits if hit.kind == "memory"]
+    for hit in memories:
+        # A hit's meta is the index cache's dict (search._hit): annotated on a copy.
+        hit.meta = dict(hit.meta)
     for vault in vaults:
-        if vault.scope == "project":
+        if vault.scope == "project" and memories:
             base = vault.root.resolve()
-            mark([h for h in hits if h.path.is_relative_to(base)], vault.project_root)
+            mark([h for h in memories if h.path.is_relative_to(base)], vault.project_root)
 
 
 class VaultSearch:

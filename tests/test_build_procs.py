@@ -170,8 +170,8 @@ def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """A build's writers embed every vectors.BATCH notes as they read them (a 100k build's
     process held its whole run's texts, ~4.5 KB a note, until the run's end), into the same
-    rows bit for bit; and the builder forks each sub-writer holding no rows (those of the
-    batches committed so far are saved, not held)."""
+    rows bit for bit; and between batches the builder holds no rows (the next batch's
+    sub-writers are forked from it)."""
     from ocm.indexer import index as index_module
     from ocm.indexer import vectors
 
@@ -188,26 +188,24 @@ def test_writers_embed_as_they_read_and_the_builder_forks_without_rows(
         held.append(len(self._texts))
 
     monkeypatch.setattr(index_module._Embedding, "__setitem__", holding)
-    assert _rebuild(project, 1)[5] == whole  # (one process: its own writer embeds)
-    assert max(held) == 15 and held.count(0) >= 4
-    forked_with: list[tuple] = []
-    fork = NoteIndex._fork_writer
+    forked_with: list[object] = []
+    build = NoteIndex._build
 
-    def looking(self: NoteIndex, *args, **kwargs):
-        forked_with.append((self._vectors, len(self._embedded)))
-        return fork(self, *args, **kwargs)
+    def looking(self: NoteIndex, *args, **kwargs) -> None:
+        forked_with.append(self._vectors)
+        build(self, *args, **kwargs)
 
-    monkeypatch.setattr(NoteIndex, "_fork_writer", looking)
+    monkeypatch.setattr(NoteIndex, "_build", looking)
     assert _rebuild(project, 2)[5] == whole
-    # (4 batches of 2 runs)
-    assert forked_with == [(None, 0)] * 8
+    assert max(held) == 15 and held.count(0) >= 4
+    assert len(forked_with) == 4 and forked_with[1:] == [None, None, None]
 
 
 def test_each_batch_forks_its_writers_without_the_last_batchs_words(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The analyzer's memos (each distinct token's terms, up to 200k of them) are not in
-    the process the sub-writers fork from (whose lookups would copy the pages they share):
-    the builder of a shared build indexes nothing itself."""
+    """The analyzer's memos (each distinct token's terms, up to 200k of them) are dropped
+    after each batch: the builder does not carry them into the next batch, nor fork
+    them into its sub-writers (whose lookups would copy the pages they share)."""
     from ocm.indexer import analysis
     from ocm.indexer import index as index_module
 
@@ -215,68 +213,16 @@ def test_each_batch_forks_its_writers_without_the_last_batchs_words(
     monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 60)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", NOTES)
     held: list[tuple[int, int]] = []
-    fork = NoteIndex._fork_writer
+    build = NoteIndex._build
 
-    def looking(self: NoteIndex, *args, **kwargs):
+    def looking(self: NoteIndex, *args, **kwargs) -> None:
         held.append((len(analysis.code_analyzer()._indexed),
                      analysis._parts.cache_info().currsize))
-        return fork(self, *args, **kwargs)
+        build(self, *args, **kwargs)
 
-    monkeypatch.setattr(NoteIndex, "_fork_writer", looking)
+    monkeypatch.setattr(NoteIndex, "_build", looking)
     assert _rebuild(project, 2)[0].added == NOTES + 1
-    assert held == [(0, 0)] * 8
-
-
-def test_staggered_writers_index_what_one_process_does(
-        project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Where the work cut the batches, the sub-writers are staggered: the next one starts
-    when the one before it has read half its run (their segments are not written at the
-    same time), never more than `build_procs` at once, each batch committed in order as
-    its runs end; the index, the scores and the rows are those one process makes."""
-    from ocm.indexer import index as index_module
-
-    _fill(project)
-    one = _rebuild(project, 1)
-    monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 30)
-    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 30 * index_module.NOTE_BYTES)
-    monkeypatch.setattr(index_module, "TICK_NOTES", 4)
-    log = tmp_path / "runs.log"
-    part = NoteIndex._part
-
-    def logged(self: NoteIndex, ix, scan, rels, model, tick):  # (run in the sub-writers)
-        def ticking() -> None:
-            with open(log, "a") as out:
-                out.write(f"tick {rels[0]}\n")
-            tick()
-
-        with open(log, "a") as out:
-            out.write(f"start {rels[0]} {len(rels)}\n")
-        result = part(self, ix, scan, rels, model, ticking)
-        with open(log, "a") as out:
-            out.write(f"end {rels[0]}\n")
-        return result
-
-    monkeypatch.setattr(NoteIndex, "_part", logged)
-    staggered = _rebuild(project, 2)
-    assert staggered[0].notice is None and staggered[0].added == NOTES + 1
-    assert staggered[2] == 12  # 6 batches (the cap), 2 runs each: no rebuild after it
-    assert staggered[3:] == one[3:]  # documents in order, scores, rows
-    running: dict[str, list[int]] = {}  # run -> [notes, ticks]
-    starts = 0
-    for line in log.read_text().splitlines():
-        kind, run, *size = line.split()
-        if kind == "start":
-            starts += 1
-            assert len(running) < 2
-            if running:  # the one before it had read half its run
-                (notes, ticks), = running.values()
-                assert 2 * 4 * ticks >= notes
-            running[run] = [int(size[0]), 0]
-        elif kind == "tick":
-            running[run][1] += 1
-        else:
-            del running[run]
-    assert starts == 12 and not running
+    assert len(held) == 4 and held[1:] == [(0, 0)] * 3
 
 
 def test_batches_keep_to_a_work_budget_and_a_cap_of_segments(

@@ -22,8 +22,6 @@ from itertools import repeat
 from typing import Any
 
 from whoosh.fields import FieldType
-from whoosh.filedb.filestore import Storage
-from whoosh.index import TOC
 from whoosh.writing import SegmentWriter
 
 from .analysis import CountedFrequency, encoded_count
@@ -208,12 +206,10 @@ class BuildWriter(SegmentWriter):
         self._added = False  # (written: `commit_parts` does not write it again)
         return segment
 
-    def commit_parts(self, parts: list[Any], clean: bool = True) -> None:
+    def commit_parts(self, parts: list[Any]) -> None:
         """Commit the index as its segments so far, this writer's own (unless it was
         written already by `finish_part`), then `parts` (segments writers of the same build
-        finished), in that order. `clean=False` while other writers of the build are still
-        writing their segments: their files, and the temporary folder all writers share,
-        are left as they are (Whoosh deletes every file no segment of the index names)."""
+        finished), in that order."""
         self._check_state()
         try:
             segments = list(self.segments)
@@ -221,12 +217,7 @@ class BuildWriter(SegmentWriter):
                 segments.append(self._finalize_segment())
             else:
                 self._close_segment()
-            if clean:
-                self._commit_toc(segments + parts)
-            else:
-                TOC(self.schema, segments + parts, self.generation).write(self.storage,
-                                                                          self.indexname)
-                self._tempstorage = Storage()  # (whose `destroy` in `_finish` does nothing)
+            self._commit_toc(segments + parts)
         except Exception:
             self._cleanup_on_error()  # releases the lock, as SegmentWriter.commit does
             raise

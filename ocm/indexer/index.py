@@ -619,12 +619,7 @@ class NoteIndex:
             time.monotonic() + self.build_budget * READ_SHARE)
         ends = _batch_ends(rels, scan, self.build_procs) if deadline is None else []
         done = 0
-        if deadline is None and rels and self._procs(len(rels)) > 1:
-            self._build_staggered(ix, scan, rels, ends, known, broken, report, progress)
-            done = len(rels)
-            if progress is not None:
-                progress(len(rels), len(rels))
-        while rels and done < len(rels):
+        while rels:
             # Against a deadline, the newest notes first (a first answer is most often
             # about recent work; after a clone every file is as new as the others, and the
             # path order then puts the latest dated sessions first).
@@ -688,159 +683,82 @@ class NoteIndex:
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
                progress: Progress | None, until: float | None = None) -> None:
-        """Index every note of `changed` into the new, empty index `ix`, in this process
-        (a build shared among processes is `_build_staggered`'s). `until` (a
-        `time.monotonic()` deadline): the notes are read in order until it passes, and
-        those are committed. Without `until`, the notes read are also embedded
-        (`_embedded`)."""
+        """Index every note of `changed` into the new, empty index `ix`. From a
+        single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
+        that many runs in path order, of about the same size in bytes (a session costs
+        more than a memory), and each is read, parsed and indexed by a process of
+        its own (this one takes the first, forked sub-writers the others, one segment
+        each), and the segments are committed in that order: the same documents, in the
+        same order, as one process would index. `until` (a `time.monotonic()` deadline):
+        one process reads the notes in order until it passes, and commits those. Without
+        `until`, each process also embeds the notes it read (`_embedded`)."""
+        from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
+
+        procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
+            until is None) else 1
+        if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
+                              and bind_forks_to_this_process()):
+            procs = 1  # forked children could outlive this process, or fork is unsafe
+        runs = _runs(changed, scan, procs) if procs > 1 else [changed]
         model = self._build_embedder() if until is None else None
 
-        def tick(done: int) -> None:
-            if progress is not None:
-                progress(done, len(changed))
+        def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
+            return {} if model is None else _Embedding(model, self.dir)
+
+        def embedded(ready: dict[str, EmbedText] | _Embedding) -> dict:  # -> rows, or texts
+            return ready.rows() if isinstance(ready, _Embedding) else ready
+
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
+            # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
+            # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
+            # files of the parent, still writing its own segment, among them; the parent's
+            # cancel removes that folder once the error reaches it.
+            writer = _writer(ix, build=True, lock=False)
+            ready = ready_texts()
+            indexed, failed = self._index_run(
+                writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
+            return writer.finish_part(), indexed, failed, embedded(ready)
 
         writer = _writer(ix, build=True)
+        subs: list[SubWriter] = []
         try:
-            ready = self._ready(model)
-            indexed, failed = self._index_run(writer, scan, changed, tick, ready, until)
+            subs = [SubWriter(functools.partial(part, rels)) for rels in runs[1:]]
+            mine = len(runs[0])
+
+            def tick(done: int) -> None:
+                if progress is not None:
+                    progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
+                             len(changed))
+
+            ready = ready_texts()
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
             made = self._embedded if model is not None else self._embed_ready
-            made.update(_embedded_of(ready))
+            made.update(embedded(ready))
             del ready
-            writer.commit_parts([])
+            # This process's segment written before it waits for the sub-writers': its
+            # postings are not held while they write theirs (each run's end is a peak).
+            own = [writer.finish_part()] if indexed and subs else []
+            if own:
+                give_back_free_memory()
+            results = [sub.result() for sub in subs]
+            for _, more, more_failed, more_made in results:
+                indexed.update(more)
+                failed.update(more_failed)
+                made.update(more_made)
+            writer.commit_parts(own + [segment for segment, _, _, _ in results])
         except BaseException:
+            for sub in subs:
+                sub.kill()
             with contextlib.suppress(Exception):
                 writer.cancel()
             raise
         known.update(indexed)
         broken.update(failed)
         report.added += len(indexed)
+        if progress is not None and mine < len(changed):
+            progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
-
-    def _procs(self, notes: int) -> int:
-        """How many processes build `notes` notes: `build_procs` from a single-threaded
-        process on a platform that binds its forks to it, else one."""
-        from .subwriters import bind_forks_to_this_process
-
-        if self.build_procs > 1 and notes >= FORK_MIN_NOTES and (
-                threading.active_count() == 1 and hasattr(os, "fork")
-                and bind_forks_to_this_process()):
-            return self.build_procs
-        return 1  # forked children could outlive this process, or fork is unsafe
-
-    def _fork_writer(self, ix: windex.Index, scan: dict[str, list[int]], rels: list[str],
-                     model: Embedder | None):  # -> ocm.indexer.subwriters.SubWriter
-        """A sub-writer reading, indexing and embedding the notes `rels` into a segment
-        of its own: its result is (segment, indexed, broken, embedded rows)."""
-        from .subwriters import SubWriter
-
-        return SubWriter(functools.partial(self._part, ix, scan, rels, model))
-
-    def _part(self, ix: windex.Index, scan: dict[str, list[int]], rels: list[str],
-              model: Embedder | None, tick: Callable[[], object]) -> tuple:
-        # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
-        # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
-        # files of the parent, still writing its own segment, among them; the parent's
-        # cancel removes that folder once the error reaches it.
-        writer = _writer(ix, build=True, lock=False)
-        ready = self._ready(model)
-        indexed, failed = self._index_run(
-            writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
-        return writer.finish_part(), indexed, failed, _embedded_of(ready)
-
-    def _ready(self, model: Embedder | None) -> dict[str, EmbedText] | _Embedding:
-        """Where a writer's run puts its notes' texts to embed: embedded as they come
-        (`_Embedding`), or kept as they are when there is no model."""
-        return {} if model is None else _Embedding(model, self.dir)
-
-    def _build_staggered(self, ix: windex.Index, scan: dict[str, list[int]],
-                         rels: list[str], ends: list[int], known: dict[str, list[int]],
-                         broken: dict[str, list], report: SyncReport,
-                         progress: Progress | None) -> None:
-        """Build `rels` in the batches `ends` cut, each batch's runs (`_runs`, the same
-        as `_build`'s) read, indexed and embedded by sub-writers, `build_procs` of them at
-        a time, while this process only commits each batch once its runs are done (in
-        order, the manifest and the rows saved after each, as `_build_in_batches` does):
-        a writer starts as soon as another ends, without waiting for its batch's commit.
-        Where the work cut the batches (memory decides their size), the writers are
-        staggered by half a run: when one ends at its peak (its segment being written)
-        the other is half way through its run, not at its own peak too."""
-        from collections import deque
-
-        from .analysis import code_analyzer
-        from .subwriters import give_back_free_memory, wait_for_any
-
-        procs = self.build_procs
-        batches = [[run for run in _runs(rels[start:end], scan, procs) if run]
-                   for start, end in zip([0, *ends], ends, strict=False)]
-        stagger = len(ends) > BUILD_BATCHES
-        todo = deque((k, i, run) for k, runs in enumerate(batches)
-                     for i, run in enumerate(runs))
-        results: list[dict[int, tuple]] = [{} for _ in batches]
-        model = self._build_embedder()
-        # Neither the rows nor the words this process held before are forked.
-        if self._vectors is not None:
-            self._vectors.flush()
-            self._vectors = None
-        code_analyzer().clean()
-        alive: list[tuple[int, int, list[str], Any]] = []
-        finished = committed = 0
-        try:
-            while todo or alive:
-                while todo and len(alive) < procs and not (
-                        stagger and alive and 2 * TICK_NOTES * alive[-1][3].ticks() < len(
-                            alive[-1][2])):
-                    k, i, run = todo.popleft()
-                    alive.append((k, i, run, self._fork_writer(ix, scan, run, model)))
-                wait_for_any([sub for *_, sub in alive], 0.5)
-                for entry in [entry for entry in alive if entry[3].ended()]:
-                    alive.remove(entry)
-                    k, i, run, sub = entry
-                    results[k][i] = sub.result()
-                    finished += len(run)
-                while committed < len(batches) and len(results[committed]) == len(
-                        batches[committed]):
-                    parts = [results[committed].pop(i) for i in range(len(batches[committed]))]
-                    self._commit_batch(ix, parts, known, broken, report,
-                                       clean=not (todo or alive))
-                    committed += 1
-                    # What the commit left (Whoosh's writer in reference cycles, the rows
-                    # saved) goes before the next writer forks from this process.
-                    gc.collect()
-                    code_analyzer().clean()
-                    give_back_free_memory()
-                if progress is not None:
-                    progress(finished + TICK_NOTES * sum(sub.ticks() for *_, sub in alive),
-                             len(rels))
-        except BaseException:
-            for *_, sub in alive:
-                sub.kill()
-            # (the temporary folder the writers share: a sub-writer leaves it on an error)
-            with contextlib.suppress(Exception):
-                _writer(ix, build=True, lock=False).cancel()
-            raise
-
-    def _commit_batch(self, ix: windex.Index, parts: list[tuple], known: dict[str, list[int]],
-                      broken: dict[str, list], report: SyncReport, clean: bool) -> None:
-        """Commit the segments a batch's sub-writers made (in their runs' order), then save
-        the manifest and the rows they embedded. `clean=False` while later batches'
-        writers are at work (`BuildWriter.commit_parts`)."""
-        writer = _writer(ix, build=True)
-        try:
-            writer.commit_parts([segment for segment, _, _, _ in parts], clean)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                writer.cancel()
-            raise
-        for _, indexed, failed, made in parts:
-            known.update(indexed)
-            broken.update(failed)
-            report.added += len(indexed)
-            self._embedded.update(made)
-        if self._searcher is not None:
-            self._searcher = self._refreshed(ix)
-        self._manifest.save(ix.latest_generation(), known, broken, None, record=clean)
-        self._keep_embedded(known)
 
     def _build_embedder(self) -> Embedder | None:
         """The embedder a build's writers use, its model loaded before they fork (so each
@@ -1202,11 +1120,6 @@ def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[
         runs[-1].append(rel)
         weight += work
     return runs
-
-
-def _embedded_of(ready: dict[str, EmbedText] | _Embedding) -> dict:
-    """What a writer's run made for the embeddings: its rows, or (no model) its texts."""
-    return ready.rows() if isinstance(ready, _Embedding) else ready
 
 
 def _embed_text_of(fields: dict) -> EmbedText:

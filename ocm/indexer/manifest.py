@@ -116,12 +116,10 @@ class Manifest:
         return (loaded.journal_id, loaded.data["generation"])
 
     def save(self, generation: int, notes: dict[str, list[int]], broken: dict[str, list],
-             changed: list[str] | None = None, record: bool = True) -> None:
+             changed: list[str] | None = None) -> None:
         """Record the state after a commit. `changed`: the notes it touched, when `notes`
         and `broken` are the loaded manifest's with only those changed (then only they are
-        written, while the journal is small); None rewrites the whole file. `record=False`
-        while a build's writers are still writing segment files: their checksums are
-        recorded by a later save (or the next check) once they are committed."""
+        written, while the journal is small); None rewrites the whole file."""
         loaded = self._loaded
         state = {"schema": SCHEMA_VERSION, "generation": generation, "notes": notes,
                  "broken": broken}
@@ -135,8 +133,7 @@ class Manifest:
                 with open(self._journal, "ab") as handle:
                     handle.write(line)
                 self._remember(state, loaded.journal_id)
-                if record:
-                    self.sums.record()
+                self.sums.record()
                 return
         journal_id = os.urandom(8).hex()  # as secrets.token_hex(8), without importing it
         atomic_write_text(Path(self._base), json.dumps({**state, "journal": journal_id},
@@ -144,8 +141,7 @@ class Manifest:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._journal)
         self._remember(state, journal_id)
-        if record:
-            self.sums.record()
+        self.sums.record()
 
     def _remember(self, state: dict, journal_id: str) -> None:
         """What was just written is what the next check would parse again."""

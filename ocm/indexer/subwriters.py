@@ -18,7 +18,6 @@ import ctypes
 import functools
 import os
 import pickle
-import select
 import signal
 import sys
 import traceback
@@ -122,15 +121,6 @@ class SubWriter:
                 pass
         return self._ticks
 
-    def ended(self) -> bool:
-        """Whether the child sent everything it will (it is ending): `result()` waits no
-        longer than for its exit."""
-        self.ticks()
-        return self._ended
-
-    def fileno(self) -> int:  # (for `select`)
-        return self._pipe
-
     def _take(self, chunk: bytes) -> None:
         if not self._data:  # ticks come first, then the one message
             rest = chunk.lstrip(_TICK)
@@ -172,13 +162,6 @@ class SubWriter:
             os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-
-
-def wait_for_any(subs: list[SubWriter], timeout: float) -> None:
-    """Until one of `subs` sent something (a tick, its end), or `timeout` seconds passed."""
-    waiting = [sub for sub in subs if not sub._ended]
-    if waiting:
-        select.select(waiting, [], [], timeout)
 
 
 def _run_child(work: Callable[[Callable[[], None]], Any], pipe: int) -> NoReturn:

@@ -26,7 +26,9 @@ fresh `git clone` of it:
   mcp_whole_s        from the server's start until an `ocm__search` says nothing about
                      indexing (complete answers), searched every 0.5 s
   rebuild_s          `ocm rebuild-index` from scratch in a third clone (notes/s beside it;
-                     rebuild_cpu_s its CPU time, sub-writers included)
+                     rebuild_cpu_s its CPU time, sub-writers included; rebuild_peak_mb the
+                     largest process's peak RSS, rebuild_peak_pss_mb all its processes'
+                     summed PSS, sampled every 0.1 s)
   fts5_build_s       SQLite FTS5 (bench/peer_driver.py's) building the same notes, in process
 
 `--team DIR` keeps the team repository in DIR/team and reuses it on the next run (generating
@@ -159,15 +161,24 @@ def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None)
         time.sleep(0.1)
 
 
-def timed_process(argv: list[str], cwd: Path, env: dict[str, str]
-                  ) -> tuple[float, int, str, float]:
-    """(seconds, peak resident KB, stdout, CPU seconds) of one process."""
+def timed_process(argv: list[str], cwd: Path, env: dict[str, str],
+                  tree_peak: list[int] | None = None) -> tuple[float, int, str, float]:
+    """(seconds, peak resident KB, stdout, CPU seconds) of one process; `tree_peak`
+    ([RSS KB, PSS KB]): its processes' summed memory (its sub-writers'), sampled every 0.1 s."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     out: list[bytes] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))  # type: ignore
     reader.start()
+    if tree_peak is not None:
+        def sample() -> None:
+            while not out:  # (until its stdout closes: it is ending)
+                rss, pss = _memory_kb(set(_tree(proc.pid)))
+                tree_peak[:] = max(tree_peak[0], rss), max(tree_peak[1], pss)
+                time.sleep(0.1)
+
+        threading.Thread(target=sample, daemon=True).start()
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
     reader.join()
@@ -237,10 +248,13 @@ def mcp_first(team: Path, work: Path, env: dict[str, str], query: str,
 
 def rebuild(team: Path, work: Path, env: dict[str, str], notes: int) -> dict[str, Any]:
     repo = clone(team, work / "clone-rebuild")
-    seconds, peak_kb, _, cpu = timed_process([str(OCM), "rebuild-index", "--json"], repo, env)
+    peak = [0, 0]
+    seconds, peak_kb, _, cpu = timed_process([str(OCM), "rebuild-index", "--json"], repo, env,
+                                             peak)
     return {"rebuild_s": round(seconds, 1), "rebuild_cpu_s": round(cpu, 1),
             "rebuild_notes_per_s": round(notes / seconds),
-            "rebuild_peak_mb": round(peak_kb / 1024)}
+            "rebuild_peak_mb": round(peak_kb / 1024),
+            "rebuild_peak_pss_mb": round(peak[1] / 1024)}
 
 
 def fts5(team: Path, work: Path, notes: int) -> dict[str, Any]:

@@ -158,7 +158,7 @@ class Tokenizer:
         # A character outside the vocabulary stays a string (merged with nothing) until the
         # end, where it becomes its bytes: no merge involves a byte token.
         symbols: list[int | str] = [self.chars.get(ch, ch) for ch in segment]
-        known = self._known
+        merge_of = self._known
         while len(symbols) > 1:
             best = -1
             at = 0
@@ -167,7 +167,7 @@ class Tokenizer:
                 if isinstance(left, str) or isinstance(right, str):
                     continue
                 pair = left * SHIFT + right
-                found = known.get(pair)
+                found = merge_of.get(pair)
                 if found is None:
                     found = self._merge(pair)
                 if found >= 0 and (best < 0 or found < best):  # ranks: leftmost lowest wins

@@ -53,26 +53,27 @@ def _deferred(name: str, fill: Any) -> None:
     sys.modules[name] = module
 
 
-def _run(module: ModuleType, spec: Any) -> None:
-    """Run the module's own code in it (once)."""
+def _run(module: ModuleType, spec: Any, name: str) -> Any:
+    """The module's `name` once its own code has run in it (the first time asked)."""
     if not module.__dict__.get("_ocm_ran"):
-        module._ocm_ran = True
+        module.__dict__["_ocm_ran"] = True
         spec.loader.exec_module(module)
+    try:
+        return module.__dict__[name]
+    except KeyError:
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
 
 
 def _morph_en(module: ModuleType, spec: Any) -> None:
     def variations(word: str) -> Any:
-        _run(module, spec)
-        return module.variations(word)
+        return _run(module, spec, "variations")(word)
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        _run(module, spec)
-        return module.__dict__[name]
+        return _run(module, spec, name)
 
-    module.variations = variations
-    module.__getattr__ = __getattr__
+    module.__dict__.update(variations=variations, __getattr__=__getattr__)
 
 
 class _Classes(Mapping):
@@ -93,9 +94,6 @@ def _snowball(module: ModuleType, spec: Any) -> None:
     def __getattr__(name: str) -> Any:  # a stemmer class by its name: the whole package
         if name.startswith("__"):
             raise AttributeError(name)
-        module.__dict__.pop("classes", None)
-        _run(module, spec)
-        return module.__dict__[name]
+        return _run(module, spec, name)
 
-    module.classes = _Classes()
-    module.__getattr__ = __getattr__
+    module.__dict__.update(classes=_Classes(), __getattr__=__getattr__)

@@ -245,3 +245,13 @@ def test_a_search_loads_no_masked_arrays(world: dict[str, str]) -> None:
     needed to embed the query; numpy itself is (the search's meaning)."""
     _run(LEAN, ["--json", "pool"], world)  # the index brought up to date
     assert _loaded_by_a_search(world, ("numpy", "numpy.ma")) == "0 ['numpy']"
+
+
+def test_a_search_runs_no_word_variations_or_foreign_stemmers(world: dict[str, str]) -> None:
+    # ocm/indexer/whooshlean.py: morph_en is in sys.modules but its code has not run (its
+    # module has no `variations` of its own, only the deferring one), and of the snowball
+    # stemmers only the English one (the analyzer's) is imported.
+    loaded = _loaded_by_a_search(world, (
+        "whoosh.lang.snowball.english", "whoosh.lang.snowball.dutch",
+        "whoosh.lang.snowball.russian", "whoosh.lang.snowball.bases"))
+    assert loaded == "0 ['whoosh.lang.snowball.bases', 'whoosh.lang.snowball.english']"

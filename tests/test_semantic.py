@@ -137,9 +137,12 @@ def _texts() -> list[str]:
 
 
 def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
+    import marshal
+
     import numpy as np
     from tokenizers import Tokenizer as Compiled
 
+    from ocm.indexer import bpe
     from ocm.indexer.bpe import Tokenizer
 
     model, why = embed._load()
@@ -147,8 +150,10 @@ def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
     texts = _texts()
     assert len(texts) == 200 and sum(map(len, texts)) > 20_000
     compiled = Compiled.from_file(str(model.tokenizer_path))
+    (tmp_path / "tokenizer.marshal").write_bytes(b"version 1's table, left as it is")
     lean = Tokenizer.cached(model.tokenizer_path, tmp_path)
-    assert (tmp_path / "tokenizer.marshal").is_file()
+    assert (tmp_path / bpe.TABLE).is_file()
+    assert (tmp_path / "tokenizer.marshal").read_bytes() == b"version 1's table, left as it is"
     for text in texts:  # token for token
         assert lean.encode(text) == compiled.encode(text, add_special_tokens=False).ids, text
     ours = np.concatenate([model.embed(texts[i:i + 10], tmp_path) for i in range(0, 200, 10)])
@@ -157,10 +162,19 @@ def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
     assert np.abs(ours - theirs).max() < 1e-6
     # A batch past LEAN_CHARS goes to wordllama itself: the same vectors.
     assert np.abs(model.embed(texts, tmp_path) - theirs).max() < 1e-6
-    # A damaged table is made again from the wheel's JSON.
-    (tmp_path / "tokenizer.marshal").write_bytes(b"\x00garbage")
-    assert Tokenizer.cached(model.tokenizer_path, tmp_path).encode(texts[0]) == (
-        compiled.encode(texts[0], add_special_tokens=False).ids)
+    # A table read again gives the same ids (its merges looked up in the stored arrays).
+    again = Tokenizer.cached(model.tokenizer_path, tmp_path)
+    assert not again._known
+    for text in texts[:20]:
+        assert again.encode(text) == compiled.encode(text, add_special_tokens=False).ids, text
+    # A damaged table is made again from the wheel's JSON: garbage, or merge arrays cut short.
+    key, chars, pairs, merged, *rest = marshal.loads((tmp_path / bpe.TABLE).read_bytes())
+    for damaged in (b"\x00garbage", marshal.dumps([key, chars, pairs, merged[:-8], *rest]),
+                    marshal.dumps([key, chars, pairs[:-3], merged, *rest])):
+        (tmp_path / bpe.TABLE).write_bytes(damaged)
+        assert Tokenizer.cached(model.tokenizer_path, tmp_path).encode(texts[0]) == (
+            compiled.encode(texts[0], add_special_tokens=False).ids)
+        assert (tmp_path / bpe.TABLE).read_bytes() != damaged
 
 
 def test_a_word_too_long_to_merge_in_python_goes_to_wordllama(tmp_path) -> None:

@@ -72,6 +72,9 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         location: tuple[Path, Path, bool] | None = None) -> None:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
     printed. `location`: the vault as `located` found it."""
+    from ocm.indexer import whooshlean
+
+    whooshlean.install()  # before Whoosh loads: two of its modules a search never runs
     from ocm.project import Project, SearchRequest, filters_line
 
     project = Project.open(vault=vault, strict=True, location=location)

@@ -96,7 +96,10 @@ class Blocks:
         if length <= 0:
             return
         ok = self._ok
-        for at in range(start // BLOCK, (start + length - 1) // BLOCK + 1):
+        first, last = start // BLOCK, (start + length - 1) // BLOCK
+        if first == last and first < len(ok) and ok[first]:  # most reads: one block, checked
+            return
+        for at in range(first, last + 1):
             if at < len(ok) and ok[at]:
                 continue
             if at >= len(ok) or xxhash.xxh3_64_intdigest(os.pread(fd, BLOCK, at * BLOCK)) != (

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 import zlib
+from array import array
 from collections.abc import Callable
 from typing import Any
 
+from whoosh.codec.whoosh3 import W3PerDocReader
 from whoosh.columns import CompressedBytesColumn, PickleColumn
 
 from .checksums import Blocks, CheckedFile
@@ -52,12 +55,53 @@ class PreadColumn:
         return pickle.loads(raw) if raw else None
 
 
+class _SummedReader(CompressedBytesColumn.Reader):
+    """Whoosh's reader of a zlib var-bytes column whose offsets it derives from the lengths
+    (a segment of at most 32k documents writes none), summed by numpy, not one by one in
+    Python (~1 ms a column of 8k documents; a fresh search at 100k opens ~18)."""
+
+    def __init__(self, dbfile: Any, basepos: int, length: int, doccount: int) -> None:
+        super().__init__(dbfile, basepos, length, doccount, "zlib")
+
+    def _read_offsets_and_lengths(self) -> None:
+        import numpy as np
+
+        dbfile, doccount = self._dbfile, self._doccount
+        lastbyte = self._basepos + self._length - 1
+        code = chr(dbfile.get_byte(lastbyte))
+        if code == "X":  # offsets written: Whoosh reads them as they are
+            super()._read_offsets_and_lengths()
+            return
+        lengths = dbfile.get_array(lastbyte - struct.calcsize(code) * doccount, code, doccount)
+        sums = np.zeros(doccount, dtype=np.int64)
+        np.cumsum(np.asarray(lengths, dtype=np.int64)[:-1], out=sums[1:])
+        self._offsets = array("q", sums.tobytes())
+        self._lengths = lengths
+
+
+def _whoosh_reader(perdoc: Any, name: str, column: PickleColumn) -> Any:
+    """`perdoc._cached_reader(name, column)`, through `_SummedReader` for a pickled zlib
+    column in a file of its own (kept where Whoosh keeps its own, so it reads that one)."""
+    child = getattr(column, "_child", None)
+    if (not isinstance(perdoc, W3PerDocReader) or name in perdoc._readers
+            or type(column) is not PickleColumn
+            or type(child) is not CompressedBytesColumn or child._module != "zlib"
+            or not perdoc.has_column(name)):
+        return perdoc._cached_reader(name, column)
+    if name not in perdoc._colfiles:
+        perdoc._colfiles[name] = perdoc._get_column_file(name)
+    dbfile, basepos, length = perdoc._colfiles[name]
+    found = perdoc._readers[name] = PickleColumn.Reader(
+        _SummedReader(dbfile, basepos, length, perdoc._doccount))
+    return found
+
+
 def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | None:
     """How to read the column `name` (written as `column`, a PickleColumn over a
     CompressedBytesColumn) of a Whoosh segment reader's segment: with `PreadColumn` where
     it is a file of its own, else with Whoosh's reader; None when the segment has no such
     column."""
-    whoosh = reader._perdoc._cached_reader(name, column)
+    whoosh = _whoosh_reader(reader._perdoc, name, column)
     if whoosh is None:
         return None
     child = getattr(whoosh, "_child", None)

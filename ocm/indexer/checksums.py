@@ -341,11 +341,12 @@ class Checksums:
         setattr(self, slot, (key, value))
         return value
 
-    def _digests(self, name: str, wanted: list[int]) -> str | None:
+    @staticmethod
+    def _digests(blocks: dict[str, list], name: str, wanted: list[int]) -> str | None:
         """The block digests (hex) of the file `name` whose table entry is `wanted` ([size,
-        xxh3_64]): None unless BLOCKS holds them for that very file (an index written by
-        code before block digests, or a file rewritten since, has none)."""
-        entry = self._blocks().get(name)
+        xxh3_64]): None unless `blocks` (`_blocks()`) holds them for that very file (an
+        index written by code before block digests, or a file rewritten since, has none)."""
+        entry = blocks.get(name)
         if (isinstance(entry, list) and len(entry) == 3 and entry[:2] == wanted
                 and isinstance(entry[2], str)
                 and len(entry[2]) == 16 * -(-wanted[0] // BLOCK)):
@@ -372,14 +373,15 @@ class Checksums:
 
     def unwaited_check(self) -> tuple[str | None, bool]:
         """`check`, without waiting for a check started ahead (that one's own)."""
-        table = self._table()
+        table, blocks = self._table(), None
+        folder = os.fspath(self.folder)
         to_record = False
         for name in self._segment_files():
             wanted = table.get(name)
             if wanted is None:
                 to_record = True
                 continue
-            path = os.path.join(self.folder, name)
+            path = os.path.join(folder, name)
             try:
                 st = os.stat(path)
             except OSError:
@@ -389,7 +391,11 @@ class Checksums:
                 return name, to_record
             # (Blocks are read with `os.pread`: where it is missing, files are read whole.)
             blockable = st.st_size >= BLOCKED_MIN and hasattr(os, "pread")
-            digests = self._digests(name, wanted) if blockable else None
+            digests = None
+            if blockable:
+                if blocks is None:  # (read once a check, when some file can have any)
+                    blocks = self._blocks()
+                digests = self._digests(blocks, name, wanted)
             if blockable and digests is None:
                 to_record = True  # checked whole (below); `record` adds its block digests
             if _VERIFIED.get(path) == (*key, wanted[1]):
@@ -427,7 +433,7 @@ class Checksums:
                 fresh[name] = have
                 if have[0] < BLOCKED_MIN:
                     continue
-                if _hex(self._digests(name, have)):
+                if _hex(self._digests(blocks, name, have)):
                     fresh_blocks[name] = blocks[name]
                     continue
             path = os.path.join(self.folder, name)

@@ -376,7 +376,7 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
 def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
         tmp_path, wordllama_itself) -> None:
     """A build's bulk path (`_compiled`: the wheel's tokenizer compiled, unpadded, over the
-    memory-mapped rows) gives bit for bit the rows of the lean path, and wordllama's own
+    rows as float32) gives bit for bit the rows of the lean path, and wordllama's own
     `embed`'s."""
     import numpy as np
 
@@ -392,8 +392,8 @@ def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
 
 
 def test_a_builds_embedding_never_imports_wordllama() -> None:
-    """A build embeds through `tokenizers` alone: wordllama's import (~0.8 s, before a
-    build's first fork) and its float32 copy of the whole matrix (~33 MB) are not paid."""
+    """A build embeds through `tokenizers` alone: wordllama's import (~0.8 s of CPU, before
+    a build's first fork) is not paid."""
     import subprocess
     import sys
 
@@ -403,7 +403,7 @@ def test_a_builds_embedding_never_imports_wordllama() -> None:
             "assert model is not None, why\n"
             "rows = model.embed(['the deploy pipeline runs on GitHub Actions ' * 600])\n"
             "assert rows.shape == (1, embed.DIM) and rows.any()\n"
-            "assert model._compiled_tokenizer is not None  # (the bulk path was taken)\n"
+            "assert model._bulk is not None  # (the bulk path was taken)\n"
             "print(sorted(m for m in ('wordllama', 'tokenizers') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=False)

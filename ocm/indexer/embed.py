@@ -100,7 +100,7 @@ class Embedder:
             raise FileNotFoundError(f"no {self.tokenizer_path.name} in the wordllama wheel")
         self.matrix = _weights(folder)
         self._tokenizer: Tokenizer | None = None
-        self._compiled_tokenizer: Any = None
+        self._bulk: tuple[Any, Any] | None = None
 
     def embed(self, texts: list[str], cache: Path | None = None) -> Any:
         """Embeddings of `texts`, shape (len(texts), DIM); `cache` is a folder that may keep
@@ -129,32 +129,34 @@ class Embedder:
 
     def _compiled(self, texts: list[str]) -> Any:
         """`_lean`'s vectors (the same floats) with the wheel's tokenizer compiled
-        (`compiled()`): the token ids of MODEL_BATCH texts at a time, pooled over the
-        memory-mapped rows as `_lean` pools them."""
+        (`compiled()`): the token ids of MODEL_BATCH texts at a time, unpadded, pooled
+        over the rows as float32 (the values of the float16 rows `_lean` reads)."""
         import numpy as np
 
-        tokenizer = self.compiled()
+        tokenizer, rows = self.compiled()
         # (no offsets needed: `encode_batch_fast` where this tokenizers has it)
         encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for at in range(0, len(texts), MODEL_BATCH):
             encoded = encode(texts[at:at + MODEL_BATCH], add_special_tokens=False)
-            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], self.matrix)
+            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], rows)
         return out
 
-    def compiled(self) -> Any:  # -> tokenizers.Tokenizer
+    def compiled(self) -> tuple[Any, Any]:  # -> (tokenizers.Tokenizer, numpy array)
         """The wheel's tokenizer in `tokenizers` (Rust, what wordllama loads it with),
-        unpadded and untruncated, loaded once. Not through wordllama: its import (~0.8 s
-        of CPU before a build's first fork) and its float32 copy of the whole matrix
-        (~33 MB in every build process) bought nothing the mapped float16 rows lack."""
-        if self._compiled_tokenizer is None:
+        unpadded and untruncated, and the token rows as float32 (~33 MB: a build's notes
+        gather ~1,000 rows each, converting them from float16 every time cost more),
+        loaded once. Not through wordllama, which gave the same two: its import costs
+        ~0.8 s of CPU before a build's first fork."""
+        if self._bulk is None:
+            import numpy as np
             from tokenizers import Tokenizer as Compiled
 
             tokenizer = Compiled.from_file(str(self.tokenizer_path))
             tokenizer.no_padding()
             tokenizer.no_truncation()
-            self._compiled_tokenizer = tokenizer
-        return self._compiled_tokenizer
+            self._bulk = tokenizer, np.ascontiguousarray(self.matrix, dtype=np.float32)
+        return self._bulk
 
     @staticmethod
     def _pooled(encoded: list[list[int]], matrix: Any) -> Any:

@@ -29,6 +29,18 @@ def pets(project: Project) -> Project:
     return project
 
 
+@pytest.fixture(scope="module")
+def wordllama_itself():  # -> wordllama.inference.WordLlamaInference
+    """WordLlama itself, loaded from its wheel with downloads disabled: the reference our
+    embeddings (which never import it) must equal."""
+    import wordllama
+
+    model, why = embed._load()
+    assert model is not None, why
+    return wordllama.WordLlama.load(embed.MODEL, cache_dir=model.folder, dim=embed.DIM,
+                                    disable_download=True)
+
+
 def titles(project: Project, query: str) -> list[str]:
     return [h.title for h in project.search(SearchRequest(query=query, now=NOW))]
 
@@ -136,7 +148,7 @@ def _texts() -> list[str]:
     return bodies + queries + awkward
 
 
-def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
+def test_the_lean_path_gives_wordllamas_vectors(tmp_path, wordllama_itself) -> None:
     import marshal
 
     import numpy as np
@@ -157,10 +169,10 @@ def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
     for text in texts:  # token for token
         assert lean.encode(text) == compiled.encode(text, add_special_tokens=False).ids, text
     ours = np.concatenate([model.embed(texts[i:i + 10], tmp_path) for i in range(0, 200, 10)])
-    theirs = model.model().embed(texts, norm=False)
+    theirs = wordllama_itself.embed(texts, norm=False)
     theirs /= np.maximum(np.linalg.norm(theirs, axis=1, keepdims=True), 1e-12)
     assert np.abs(ours - theirs).max() < 1e-6
-    # A batch past LEAN_CHARS goes to wordllama itself: the same vectors.
+    # A batch past LEAN_CHARS goes to the compiled tokenizer: the same vectors.
     assert np.abs(model.embed(texts, tmp_path) - theirs).max() < 1e-6
     # A table read again gives the same ids (its merges looked up in the stored arrays).
     again = Tokenizer.cached(model.tokenizer_path, tmp_path)
@@ -177,17 +189,18 @@ def test_the_lean_path_gives_wordllamas_vectors(tmp_path) -> None:
         assert (tmp_path / bpe.TABLE).read_bytes() != damaged
 
 
-def test_a_word_too_long_to_merge_in_python_goes_to_wordllama(tmp_path) -> None:
+def test_a_word_too_long_to_merge_in_python_goes_to_the_compiled_tokenizer(
+        tmp_path, wordllama_itself) -> None:
     import numpy as np
 
     model, why = embed._load()
     assert model is not None, why
     blob = "x" * 5000 + " and some words"
-    theirs = model.model().embed([blob], norm=False)[0]
+    theirs = wordllama_itself.embed([blob], norm=False)[0]
     assert np.abs(model.embed([blob], tmp_path)[0] - theirs / np.linalg.norm(theirs)).max() < 1e-6
 
 
-def test_bulk_embedding_without_wordllama_gives_the_same_vectors(
+def test_bulk_embedding_without_the_compiled_tokenizer_gives_the_same_vectors(
         tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
@@ -198,9 +211,9 @@ def test_bulk_embedding_without_wordllama_gives_the_same_vectors(
     expected = model.embed([*texts, blob], tmp_path)
 
     def broken() -> None:
-        raise ImportError("wordllama is broken")
+        raise ImportError("tokenizers is broken")
 
-    monkeypatch.setattr(model, "model", broken)
+    monkeypatch.setattr(model, "compiled", broken)
     assert np.abs(model.embed([*texts, blob], tmp_path) - expected).max() < 1e-6
 
 
@@ -375,10 +388,10 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
 
 
 def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
-        tmp_path) -> None:
-    """A build's bulk path (`_compiled`: wordllama's compiled tokenizer, unpadded, over its
-    float32 rows) gives bit for bit the rows of the lean path, and leaves wordllama's own
-    tokenizer padding as wordllama set it (its `embed` needs it)."""
+        tmp_path, wordllama_itself) -> None:
+    """A build's bulk path (`_compiled`: the wheel's tokenizer compiled, unpadded, over the
+    rows as float32) gives bit for bit the rows of the lean path, and wordllama's own
+    `embed`'s."""
     import numpy as np
 
     model, why = embed._load()
@@ -388,9 +401,28 @@ def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
     bulk = model._compiled(texts)
     assert bulk.tobytes() == model._lean(texts, tmp_path, max_segment=None).tobytes()
     assert not bulk[0].any() and bulk[1].any()
-    assert model.model().tokenizer.padding is not None
-    theirs = model.model().embed(texts[1:9], norm=False)
+    theirs = wordllama_itself.embed(texts[1:9], norm=False)
     assert np.abs(bulk[1:9] - theirs).max() < 1e-6
+
+
+def test_a_builds_embedding_never_imports_wordllama() -> None:
+    """A build embeds through `tokenizers` alone: wordllama's import (~0.8 s of CPU, before
+    a build's first fork) is not paid."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from ocm.indexer import embed\n"
+            "model, why = embed._load()\n"
+            "assert model is not None, why\n"
+            "rows = model.embed(['the deploy pipeline runs on GitHub Actions ' * 600])\n"
+            "assert rows.shape == (1, embed.DIM) and rows.any()\n"
+            "assert model._bulk is not None  # (the bulk path was taken)\n"
+            "print(sorted(m for m in ('wordllama', 'tokenizers') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "['tokenizers']"
 
 
 def test_texts_embedded_together_are_the_floats_of_each_alone(tmp_path) -> None:

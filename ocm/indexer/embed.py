@@ -9,8 +9,9 @@ A WordLlama embedding is the mean of the text's token vectors. Short texts (a qu
 or two) are embedded without importing wordllama: the tokenizer is reproduced in Python
 (`ocm/indexer/bpe.py`) and the token vectors are read from the wheel's safetensors file
 through a memory map, so a one-shot `ocm search` pays for numpy and a few rows of the
-matrix. Bulk embedding (an index build) goes through wordllama itself. Both give the same
-vectors (tests/test_semantic.py compares them).
+matrix. Bulk embedding (an index build) tokenizes with the same tokenizer compiled (the
+`tokenizers` package wordllama uses) over the same rows. Both give wordllama's vectors
+(tests/test_semantic.py compares them with wordllama's own `embed`).
 
 The hook path never imports this module (numpy).
 """
@@ -34,8 +35,8 @@ CONFIG_KEY = "semantic"
 MODEL = "l2_supercat"
 DIM = 256
 TENSOR = "embedding.weight"
-# Texts of up to this many characters in all are embedded in Python; more go to wordllama,
-# whose tokenizer is compiled (its import costs ~0.5 s, Python's merging ~2 us a character).
+# Texts of up to this many characters in all are embedded in Python; more go to the compiled
+# tokenizer (`tokenizers`: its import and load cost ~0.1 s, Python's merging ~2 us a character).
 LEAN_CHARS = 20_000
 # Texts of at most this many tokens are embedded together, a length at a time (`_lean`).
 SHORT_TOKENS = 16
@@ -99,8 +100,7 @@ class Embedder:
             raise FileNotFoundError(f"no {self.tokenizer_path.name} in the wordllama wheel")
         self.matrix = _weights(folder)
         self._tokenizer: Tokenizer | None = None
-        self._model: Any = None
-        self._compiled_tokenizer: Any = None
+        self._bulk: tuple[Any, Any] | None = None
 
     def embed(self, texts: list[str], cache: Path | None = None) -> Any:
         """Embeddings of `texts`, shape (len(texts), DIM); `cache` is a folder that may keep
@@ -111,12 +111,12 @@ class Embedder:
             return np.zeros((0, DIM), dtype=np.float32)
         vectors = None
         if sum(len(text) for text in texts) <= LEAN_CHARS:
-            with contextlib.suppress(TooLong):  # a very long word: wordllama's tokenizer
+            with contextlib.suppress(TooLong):  # a very long word: the compiled tokenizer
                 vectors = self._lean(texts, cache)
         if vectors is None:
             try:
                 vectors = self._compiled(texts)
-            except Exception:  # noqa: BLE001 - wordllama itself failed: same vectors, slower
+            except Exception:  # noqa: BLE001 - the compiled tokenizer failed: same vectors, slower
                 vectors = self._lean(texts, cache, max_segment=None)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -128,26 +128,35 @@ class Embedder:
                             self.matrix)
 
     def _compiled(self, texts: list[str]) -> Any:
-        """`_lean`'s vectors (the same floats) with wordllama's compiled tokenizer: the
-        token ids of MODEL_BATCH texts at a time, unpadded (wordllama's own `embed` pads
-        each batch to its longest text and multiplies every row by a mask)."""
+        """`_lean`'s vectors (the same floats) with the wheel's tokenizer compiled
+        (`compiled()`): the token ids of MODEL_BATCH texts at a time, unpadded, pooled
+        over the rows as float32 (the values of the float16 rows `_lean` reads)."""
         import numpy as np
 
-        if self._compiled_tokenizer is None:
-            theirs = self.model().tokenizer  # wordllama turned its padding on: a copy
-            tokenizer = type(theirs).from_str(theirs.to_str())
-            tokenizer.no_padding()
-            tokenizer.no_truncation()
-            self._compiled_tokenizer = tokenizer
-        tokenizer = self._compiled_tokenizer
-        matrix = self.model().embedding  # the wheel's rows as float32: none to convert
+        tokenizer, rows = self.compiled()
         # (no offsets needed: `encode_batch_fast` where this tokenizers has it)
         encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for at in range(0, len(texts), MODEL_BATCH):
             encoded = encode(texts[at:at + MODEL_BATCH], add_special_tokens=False)
-            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], matrix)
+            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], rows)
         return out
+
+    def compiled(self) -> tuple[Any, Any]:  # -> (tokenizers.Tokenizer, numpy array)
+        """The wheel's tokenizer in `tokenizers` (Rust, what wordllama loads it with),
+        unpadded and untruncated, and the token rows as float32 (~33 MB: a build's notes
+        gather ~1,000 rows each, converting them from float16 every time cost more),
+        loaded once. Not through wordllama, which gave the same two: its import costs
+        ~0.8 s of CPU before a build's first fork."""
+        if self._bulk is None:
+            import numpy as np
+            from tokenizers import Tokenizer as Compiled
+
+            tokenizer = Compiled.from_file(str(self.tokenizer_path))
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            self._bulk = tokenizer, np.ascontiguousarray(self.matrix, dtype=np.float32)
+        return self._bulk
 
     @staticmethod
     def _pooled(encoded: list[list[int]], matrix: Any) -> Any:
@@ -189,20 +198,6 @@ class Embedder:
             self._tokenizer = (Tokenizer.cached(self.tokenizer_path, cache) if cache is not None
                                else Tokenizer.from_json(self.tokenizer_path))
         return self._tokenizer
-
-    def model(self) -> Any:  # -> wordllama.inference.WordLlamaInference
-        """WordLlama itself, loaded from its own folder with downloads disabled."""
-        if self._model is None:
-            import logging  # ~5 ms, only for wordllama
-
-            root = logging.getLogger()
-            handlers, level = list(root.handlers), root.level
-            import wordllama  # its inference module calls logging.basicConfig() on import
-
-            root.handlers[:], root.level = handlers, level
-            self._model = wordllama.WordLlama.load(MODEL, cache_dir=self.folder, dim=DIM,
-                                                   disable_download=True)
-        return self._model
 
 
 @lru_cache(maxsize=1)

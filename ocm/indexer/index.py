@@ -761,15 +761,15 @@ class NoteIndex:
             self._searcher = self._refreshed(ix)
 
     def _build_embedder(self) -> Embedder | None:
-        """The embedder a build's writers use, its model loaded before they fork (so each
-        does not load it again); None when semantic search is off or cannot load."""
+        """The embedder a build's writers use, its tokenizer loaded before they fork (so
+        each does not load it again); None when semantic search is off or cannot load."""
         from .embed import embedder
 
         model, _ = embedder(self.vault.root)
         if model is not None:
-            # (a model that fails here: Embedder.embed falls back to its own path)
+            # (a tokenizer that fails here: Embedder.embed falls back to its own path)
             with contextlib.suppress(Exception):
-                model.model()
+                model.compiled()
         return model
 
     def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],

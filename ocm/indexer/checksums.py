@@ -373,7 +373,7 @@ class Checksums:
 
     def unwaited_check(self) -> tuple[str | None, bool]:
         """`check`, without waiting for a check started ahead (that one's own)."""
-        table, blocks = self._table(), None
+        table, blocks = self._table(), self._blocks()
         folder = os.fspath(self.folder)
         to_record = False
         for name in self._segment_files():
@@ -391,11 +391,7 @@ class Checksums:
                 return name, to_record
             # (Blocks are read with `os.pread`: where it is missing, files are read whole.)
             blockable = st.st_size >= BLOCKED_MIN and hasattr(os, "pread")
-            digests = None
-            if blockable:
-                if blocks is None:  # (read once a check, when some file can have any)
-                    blocks = self._blocks()
-                digests = self._digests(blocks, name, wanted)
+            digests = self._digests(blocks, name, wanted) if blockable else None
             if blockable and digests is None:
                 to_record = True  # checked whole (below); `record` adds its block digests
             if _VERIFIED.get(path) == (*key, wanted[1]):

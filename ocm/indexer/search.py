@@ -197,7 +197,7 @@ def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> 
     read now, its stored chunks when they are first asked for (`Hit.chunks`)."""
     stored = scorer.stored_fields(number)
     # The cache's own dict, not a copy per candidate: what annotates a hit's meta (its
-    # staleness, `searcher.mark_stale`) gives the hit a copy of its own first.
+    # staleness, ocm/vault/git/staleness.py) gives the hit a new dict.
     meta = stored.get("meta") or {}
     epoch = stored.get("date") or 0
     return Hit(

@@ -130,9 +130,6 @@ def mark_stale(hits: list[Hit], vaults: list[Vault]) -> None:
     # Only memories are ever marked: the others' paths are not compared (pathlib's
     # `is_relative_to` makes two paths a hit).
     memories = [hit for hit in hits if hit.kind == "memory"]
-    for hit in memories:
-        # A hit's meta is the index cache's dict (search._hit): annotated on a copy.
-        hit.meta = dict(hit.meta)
     for vault in vaults:
         if vault.scope == "project" and memories:
             base = vault.root.resolve()

@@ -117,16 +117,17 @@ def verify_line(changed: list[str], limit: int = 3) -> str:
 
 
 def mark_stale(hits: Iterable, root: Path) -> None:
-    """Set `meta['changed_files']` on active memory hits (search results or brief items)
-    whose files changed since their `git_sha`; the notes are not touched."""
+    """Give active memory hits (search results or brief items) whose files changed since
+    their `git_sha` a meta with `changed_files`; the notes and the metas the hits had are
+    not touched."""
     for hit in hits:
         meta = hit.meta
         if hit.kind != "memory" or hit.status != "active" or not meta.get("files") or (
                 not meta.get("git_sha")):
             continue
         changed = checker(root).changed_files(meta["git_sha"], meta["files"])
-        if changed:
-            meta["changed_files"] = changed
+        if changed:  # a new dict: a search hit's meta is the index cache's own (search._hit)
+            hit.meta = {**meta, "changed_files": changed}
 
 
 def memory_staleness(root: Path, frontmatter: dict) -> list[str]:

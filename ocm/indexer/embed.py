@@ -23,6 +23,7 @@ import itertools
 import json
 import os
 import struct
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -54,14 +55,37 @@ def enabled(vault_root: Path | None = None) -> bool:
     return _config_value(vault_root) is not False
 
 
+# config.json's path -> (its stat key when read, or None for no file; its `semantic`).
+_config_seen: dict[str, tuple[tuple[int, int, int, int] | None, Any]] = {}
+RACY_NS = 50_000_000
+
+
 def _config_value(vault_root: Path | None) -> Any:
+    """The vault's `semantic` setting, read again only when its config.json changed (a warm
+    search asks three times: the index's vectors, fusion, the failure notice)."""
     if vault_root is None:
         return None
+    path = os.path.join(vault_root, CONFIG)
     try:
-        config = json.loads((vault_root / CONFIG).read_text(encoding="utf-8"))
+        found = os.stat(path)
+    except OSError:
+        key = None
+    else:
+        key = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    seen = _config_seen.get(path)
+    if seen is not None and seen[0] == key:
+        return seen[1]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            config = json.load(handle)
     except (OSError, ValueError):
-        return None
-    return config.get(CONFIG_KEY) if isinstance(config, dict) else None
+        config = None
+    value = config.get(CONFIG_KEY) if isinstance(config, dict) else None
+    # A file changed within RACY_NS of the read may change again within one timestamp tick
+    # at the same size (git's racy rule): read again next time.
+    if key is None or time.time_ns() - found.st_mtime_ns >= RACY_NS:
+        _config_seen[path] = (key, value)
+    return value
 
 
 def switch(vault_root: Path | None = None) -> str:

@@ -464,7 +464,7 @@ def _fuse(index: NoteIndex, scorer: PostingScorer, text: str, hits: list[Hit],
     if not hits:
         return hits, numbers
     bm25 = [hit.score for hit in hits]
-    rows = [store.row(rel) for rel in rels]
+    rows = store.rows(rels)
     # Each row's cosine read in one look (`tolist`: the floats `float(sims[row])` gives).
     found = iter(sims[np.array([row for row in rows if row is not None], dtype=np.intp)]
                  .tolist())

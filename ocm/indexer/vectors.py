@@ -169,6 +169,14 @@ class VectorStore:
         self._looked[rel] = found
         return found
 
+    def rows(self, rels: list[str]) -> list[int | None]:
+        """`row` of each note of `rels`: from the paths' dict in one pass once it is made
+        (a warm process's search asks for each of its ~75 candidates)."""
+        if self._row_of is None or "paths" in self._raw:
+            return [self.row(rel) for rel in rels]
+        get = self._row_of.get
+        return [get(rel) for rel in rels]
+
     @property
     def sigs(self) -> list[list[int]]:
         if "sigs" in self._raw:

@@ -81,3 +81,39 @@ def test_rows_found_in_a_loaded_file_follow_a_file_written_again(tmp_path: Path)
     read._load()
     assert "paths" in read._raw  # still the file's members, searched, not a list
     assert [read.row(rel) for rel in asked] == [2, 1, 3, 0]
+
+
+def test_a_searchs_rows_in_one_look_equal_each_rows_own(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rows` answers as `row` does for each path: while the paths are the file's member
+    (binary searches), once a warm process made them a dict, and after another file."""
+    import numpy as np
+
+    from ocm.indexer import vectors
+
+    def write(paths: list[str]) -> None:
+        store = VectorStore(tmp_path)
+        store.paths = paths
+        store.sigs = [[i, i] for i in range(len(paths))]
+        store.parts = [0] * len(paths)
+        store.matrix = np.zeros((len(paths), embed.DIM), dtype=np.float32)
+        store.part_matrix = np.zeros((0, embed.DIM), dtype=np.float32)
+        store._save()
+
+    monkeypatch.setattr(vectors, "ROWS_LOOKED_BEFORE_LISTS", 4)
+    write(["memories/c.md", "memories/a.md", "sessions/b.md", "memories/ä.md"])
+    read = VectorStore(tmp_path)
+    read._load()
+    asked = ["memories/a.md", "memories/gone.md", "sessions/b.md", "memories/ä.md",
+             "memories/c.md", "", "memories/a.md"]
+    assert read.rows(asked[:3]) == [1, None, 2]
+    assert "paths" in read._raw  # still searched in the file's member
+    assert read.rows(asked) == [1, None, 2, 3, 0, None, 1]  # past 4 looks: the dict
+    assert "paths" not in read._raw and read._row_of is not None
+    assert read.rows(asked) == [read.row(rel) for rel in asked]
+    assert read.rows([]) == []
+    # Another file: its own rows, not the dict made for the last one.
+    write(["memories/gone.md", "memories/c.md", "memories/a.md"])
+    read._load()
+    assert read.rows(asked) == [2, 0, None, None, 1, None, 2]
+    assert read.rows(asked) == [2, 0, None, None, 1, None, 2]

@@ -13,17 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from ocm.indexer.chunks import (
-    MAX_OCCURRENCES,
-    SHORT_NOTE_CHARS,
-    SNIPPET_CHARS,
-    Places,
-    StoredChunk,
-    _bm25,
-    _term_positions,
-    scored_chunks,
-    snippet,
-)
+from ocm.indexer.chunks import SHORT_NOTE_CHARS, SNIPPET_CHARS, _bm25, snippet
 from ocm.mcp_server.server import build_server
 from ocm.project import Project, SearchRequest
 from ocm.vault.errors import NotFound
@@ -155,51 +145,6 @@ def test_snippet_is_short_and_shows_the_query_words_in_context() -> None:
     assert snippet(text, ["nothing"]).startswith("The team reviewed")
     assert len(snippet(text, ["nothing"])) <= SNIPPET_CHARS
     assert snippet("tiny  text\n here", ["tiny"]) == "tiny text here"
-
-
-def _stored(*texts: str) -> list[StoredChunk]:
-    return [(f"S{i}", 2, i, f"S{i}", "body", text, len(text.split()))
-            for i, text in enumerate(texts)]
-
-
-def _places(stored: list[StoredChunk], terms: list[str]) -> Places:
-    places = Places()
-    scored_chunks(stored, terms, lambda *_: 1.0, lambda _: 10.0, places)
-    return places
-
-
-def test_a_shown_chunks_places_are_its_own_search_of_them() -> None:
-    """The note's places, found once to score its chunks, stand for a chunk's own search:
-    each prefix's cap of places counted within the chunk, a place two prefixes begin
-    (`con`, `conf`) taken by the first, word parts (`embed_server`) and a chunk's first
-    word included."""
-    many = " ".join(["config"] * (MAX_OCCURRENCES + 5) + ["contract"] * 3)
-    stored = _stored("configure the embed_server config. " + FILLER,
-                     many + " " + FILLER, "Conference " + FILLER + " configs conf")
-    for terms in (["con", "config", "configur"], ["conf", "contract"], ["team", "server"]):
-        places = _places(stored, terms)
-        for position, chunk in enumerate(stored):
-            found = places.of(stored, position)
-            assert found == _term_positions(chunk[5], terms)
-            assert snippet(chunk[5], terms, places=found) == snippet(chunk[5], terms)
-    # The second chunk's own search stops each prefix at its cap: the note's did not.
-    assert len(_places(stored, ["config"]).of(stored, 1) or []) == MAX_OCCURRENCES
-    # Places found for another note's chunks are never read for this one.
-    assert _places(stored, ["config"]).of(list(stored), 0) is None
-
-
-def test_places_are_not_reused_when_they_cannot_stand_for_a_chunks_own() -> None:
-    """A prefix cut at the note's cap may miss places in later chunks; a character whose
-    lower case is two (İ) shifts offsets, so the note is searched without lower-casing
-    while a chunk without it is lower-cased: both fall back to the chunk's own search."""
-    crowded = _stored(*[" ".join(["lock"] * 2 * MAX_OCCURRENCES)] * 2, "Lock it " + FILLER)
-    assert _places(crowded, ["lock"]).of(crowded, 2) is None
-    assert snippet(crowded[2][5], ["lock"]).startswith("Lock it")
-    odd = _stored("İstanbul office " + FILLER, "Deploy the Lock now " + FILLER)
-    assert _places(odd, ["lock"]).of(odd, 1) is None
-    assert _term_positions(odd[1][5], ["lock"])  # found in the chunk's own search
-    assert _places(_stored("a lock " + FILLER, "the Lock " + FILLER), ["lock"]).of(
-        _stored("x"), 0) is None
 
 
 # ----------------------------------------------------------------------------- search

@@ -115,58 +115,12 @@ def _bm25(counts: dict[str, int], field: str, length: int,
                for term, tf in sorted(counts.items()))
 
 
-class Places:
-    """The places of a search's terms in one note's chunks, found once over the whole note
-    to score its chunks (`scored_chunks`) and reused for the snippet of a chunk shown
-    (`of`), so the shown chunk's text is not searched again."""
-
-    def __init__(self) -> None:
-        self._note: tuple[list[StoredChunk], list[int], list[tuple[int, frozenset[str]]],
-                          list[int], str, list[str]] | None = None
-
-    def found(self, stored: list[StoredChunk], starts: list[int],
-              hits: list[tuple[int, frozenset[str]]], lowered: str | None,
-              terms: list[str]) -> None:
-        """What `scored_chunks` found; `lowered` None when the places cannot stand for each
-        chunk's own (a term's places were cut at the cap, or the text's lower case has
-        another length)."""
-        self._note = None if lowered is None else (
-            stored, starts, hits, [at for at, _ in hits], lowered,
-            sorted({term[:PREFIX] for term in terms}))
-
-    def of(self, stored: list[StoredChunk], position: int
-           ) -> list[tuple[int, frozenset[str]]] | None:
-        """`_term_positions` of chunk `position`'s own text (at most MAX_OCCURRENCES places
-        a term prefix, each prefix taking its places in turn, as there), read from the
-        note's places; None when they cannot tell (then search the chunk itself)."""
-        if self._note is None or self._note[0] is not stored:
-            return None
-        _, starts, hits, places, lowered, prefixes = self._note
-        begin = starts[position]
-        end = begin + len(stored[position][5])
-        mine = hits[bisect.bisect_left(places, begin):bisect.bisect_left(places, end)]
-        # Every place of the chunk is among the note's (none was cut), each valid for any
-        # prefix it begins with: replay each prefix's turn with the chunk's own cap.
-        found: dict[int, frozenset[str]] = {}
-        for prefix in prefixes:
-            taken = 0
-            for at, here in mine:
-                if taken >= MAX_OCCURRENCES:
-                    break
-                if at not in found and lowered.startswith(prefix, at):
-                    found[at] = here
-                    taken += 1
-        return sorted((at - begin, here) for at, here in found.items())
-
-
 def scored_chunks(stored: list[StoredChunk], terms: list[str],
                   idf: Callable[[str, str], float],
-                  avgfl: Callable[[str], float],
-                  places: Places | None = None) -> list[tuple[float, int]]:
+                  avgfl: Callable[[str], float]) -> list[tuple[float, int]]:
     """(BM25F score, position) of every chunk, best first (file order breaks ties). Term
     frequencies come from the places the terms occur in the note's text, found in one
-    pass over all its chunks (not by analysing every chunk again); `places`, when given,
-    keeps them for the snippet."""
+    pass over all its chunks (not by analysing every chunk again)."""
     if len(stored) == 1:
         return [(0.0, 0)]
     starts = []
@@ -175,26 +129,20 @@ def scored_chunks(stored: list[StoredChunk], terms: list[str],
         starts.append(at)
         at += len(chunk[5]) + 1
     joined = "\n".join(chunk[5] for chunk in stored)
-    hits, lowered = _scan(joined, terms, MAX_OCCURRENCES * len(stored))
-    if places is not None:
-        places.found(stored, starts, hits, lowered, terms)
     counts: list[dict[str, int]] = [{} for _ in stored]
-    for where, found in hits:
+    for where, found in _term_positions(joined, terms, MAX_OCCURRENCES * len(stored)):
         mine = counts[bisect.bisect_right(starts, where) - 1]
         for term in found:
             mine[term] = mine.get(term, 0) + 1
-    scored = [(_bm25(counts[i], chunk[4], chunk[6], idf, avgfl) if counts[i] else 0.0, i)
+    scored = [(_bm25(counts[i], chunk[4], chunk[6], idf, avgfl), i)
               for i, chunk in enumerate(stored)]
     return sorted(scored, key=lambda pair: (-pair[0], pair[1]))
 
 
-def chunk_of(stored: StoredChunk, relpath: str, terms: list[str], score: float,
-             places: list[tuple[int, frozenset[str]]] | None = None) -> Chunk:
-    """The chunk shown for a hit; `places` the terms' places in its text when known
-    (`Places.of`)."""
+def chunk_of(stored: StoredChunk, relpath: str, terms: list[str], score: float) -> Chunk:
     title, level, line, link, _, text, _ = stored
     anchor = f"{relpath}#{link}" if link else relpath
-    return Chunk(title, level, line, anchor, snippet(text, terms, places=places), score)
+    return Chunk(title, level, line, anchor, snippet(text, terms), score)
 
 
 @lru_cache(maxsize=WORD_TERMS_KEPT)
@@ -209,29 +157,19 @@ def _term_positions(text: str, terms: list[str],
     order, at most `cap` places per term. Only the words that begin with a term's first
     letters are analysed (found with `str.find`, not by scanning every word: chunks can be
     long transcripts)."""
-    return _scan(text, terms, cap)[0]
-
-
-def _scan(text: str, terms: list[str], cap: int
-          ) -> tuple[list[tuple[int, frozenset[str]]], str | None]:
-    """`_term_positions`, and the lower-cased text it searched when no term prefix reached
-    `cap` and lower case kept the text's length (None otherwise): then the places are all
-    there are, for any part of the text too (`Places.of`)."""
     wanted = set(terms)
     lowered = text.lower()
-    whole = len(lowered) == len(text)
-    if not whole:  # a few characters lower to two: keep offsets exact
+    if len(lowered) != len(text):  # a few characters lower to two: keep offsets exact
         lowered = text
     found: dict[int, frozenset[str]] = {}
     yields: dict[str, frozenset[str]] = {}  # word -> the query terms it is indexed as
-    match = _RAW_TOKEN.match
     for prefix in sorted({term[:PREFIX] for term in wanted}):  # (not in hash order)
         at = lowered.find(prefix)
         taken = 0
         while at != -1 and taken < cap:
             # A term starts a word or a part of one (`src/api/client.py`, `embed_server`).
             if (at == 0 or not lowered[at - 1].isalnum()) and at not in found:
-                word = match(text, at)
+                word = _RAW_TOKEN.match(text, at)
                 if word is not None:
                     raw = word.group()
                     here = yields.get(raw)
@@ -241,9 +179,7 @@ def _scan(text: str, terms: list[str], cap: int
                         found[at] = here
                         taken += 1
             at = lowered.find(prefix, at + 1)
-        if taken >= cap:
-            whole = False
-    return sorted(found.items()), lowered if whole else None
+    return sorted(found.items())
 
 
 def _densest(hits: list[tuple[int, frozenset[str]]], span: int) -> int:
@@ -265,15 +201,13 @@ def _densest(hits: list[tuple[int, frozenset[str]]], span: int) -> int:
     return start
 
 
-def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS,
-            places: list[tuple[int, frozenset[str]]] | None = None) -> str:
+def snippet(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> str:
     """At most `limit` characters of `text` on one line, around the stretch that holds the
     most distinct query words (the start of the text when none is there). Only that
-    stretch is flattened, not the whole (possibly long) text. `places`: the text's
-    `_term_positions` when known."""
+    stretch is flattened, not the whole (possibly long) text."""
     if len(text) <= limit:
         return " ".join(text.split())
-    hits = _term_positions(text, terms) if places is None else places
+    hits = _term_positions(text, terms)
     start = 0
     if hits:
         start = max(0, _densest(hits, limit - SNIPPET_LEAD) - SNIPPET_LEAD)

@@ -18,7 +18,7 @@ from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATU
 
 from . import confidence
 from . import ontopic as on_topic
-from .chunks import Places, chunk_of, scored_chunks
+from .chunks import chunk_of, scored_chunks
 from .hits import Filters, Hit, holds_file
 from .index import NoteIndex
 from .meaning import WordCheck, doc_number
@@ -283,8 +283,7 @@ def _chunk_scorer(indexes: list[NoteIndex],
 
     by_root = {str(ix.resolved_root): ix for ix in indexes}
 
-    def for_hit(hit: Hit, terms: list[str],
-                places: Places | None = None) -> list[tuple[float, int]]:
+    def for_hit(hit: Hit, terms: list[str]) -> list[tuple[float, int]]:
         if len(hit.chunks) < 2 or not terms:
             return [(0.0, 0)] if hit.chunks else []
         index = by_root.get(str(hit.path)[: -len(hit.relpath) - 1])
@@ -295,7 +294,7 @@ def _chunk_scorer(indexes: list[NoteIndex],
             stats[index.resolved_root] = (lru_cache(maxsize=None)(searcher.idf),
                                           lru_cache(maxsize=None)(searcher.avg_field_length))
         idf, avgfl = stats[index.resolved_root]
-        scored = scored_chunks(hit.chunks, terms, idf, avgfl, places)
+        scored = scored_chunks(hit.chunks, terms, idf, avgfl)
         meaning = hit.part_similarities
         if not meaning or len(meaning) != len(hit.chunks):
             return scored
@@ -347,21 +346,18 @@ def grouped_hits(hits: list[Hit], text: str, indexes: list[NoteIndex], limit: in
     cutoff = RELATIVE_THRESHOLD * max((h.score for h in hits), default=0.0)
     extras: list[tuple[float, int, int, Hit]] = []
     for order, hit in enumerate(hits):
-        places = Places()  # the terms' places in the note, found to score its chunks
-        scored = scorer(hit, terms, places)
+        scored = scorer(hit, terms)
         if not scored:
             continue
         top, best = scored[0]
-        hit.chunk = chunk_of(hit.chunks[best], hit.relpath, terms, top,
-                             places.of(hit.chunks, best))
+        hit.chunk = chunk_of(hit.chunks[best], hit.relpath, terms, top)
         if hit.kind != "transcript":
             continue
         for score, position in scored[1:turns]:
             share_score = hit.score * score / top if top > 0 else 0.0
             if score <= 0 or share_score < cutoff:
                 break
-            chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score,
-                             places.of(hit.chunks, position))
+            chunk = chunk_of(hit.chunks[position], hit.relpath, terms, score)
             extras.append((share_score, order, position,
                            replace(hit, score=share_score, chunk=chunk)))
     # An extra turn goes before the first note after its own that scores below it.

@@ -322,8 +322,8 @@ class PostingScorer:
         self._sets: dict[str, frozenset[int]] = {}
         self._masks: dict[str, np.ndarray] = {}
         self._live: np.ndarray | None = None
-        # Per segment (in `leaves` order): whether it has deleted documents.
-        self._deleting = [reader.has_deletions() for reader, _ in self.leaves]
+        # Whether any segment has deleted documents (a fresh build's index has none).
+        self._deletions = any(reader.has_deletions() for reader, _ in self.leaves)
         # (field, term) -> the segments holding it, as (reader, global doc numbers, postings):
         # a search asks for each of its terms' postings in every segment three times
         # (scores, holders, the live idf), a few hundred times a query.
@@ -438,7 +438,7 @@ class PostingScorer:
         segment has deletions (a fresh build's index), else counted."""
         import numpy as np
 
-        if not any(self._deleting):
+        if not self._deletions:
             return len(numbers)
         return int(np.count_nonzero(self.live()[numbers]))
 

@@ -239,12 +239,17 @@ class SegmentCache:
                                                        dtype=np.uint8)
         return found
 
-    def postings(self, reader: Any, field: str, term: str) -> _Postings | None:
+    def postings(self, reader: Any, field: str, term: str,
+                 tbytes: bytes | None = None) -> _Postings | None:
+        """The term's postings in the field of the reader's segment, None where it holds
+        none; `tbytes` the term's bytes when the caller made them (the segments of one
+        index share its schema, so one reader's serve every segment)."""
         key = (_segment_key(reader), field, term)
         if key in self._postings:
             self._postings.move_to_end(key)
             return self._postings[key]
-        tbytes = reader._text_to_bytes(field, term)
+        if tbytes is None:
+            tbytes = reader._text_to_bytes(field, term)
         saved = self.saved(reader)
         if saved is not None:
             found = saved.find(term_key(field, tbytes))
@@ -317,6 +322,8 @@ class PostingScorer:
         self._sets: dict[str, frozenset[int]] = {}
         self._masks: dict[str, np.ndarray] = {}
         self._live: np.ndarray | None = None
+        # Whether any segment has deleted documents (a fresh build's index has none).
+        self._deletions = any(reader.has_deletions() for reader, _ in self.leaves)
         # (field, term) -> the segments holding it, as (reader, global doc numbers, postings):
         # a search asks for each of its terms' postings in every segment three times
         # (scores, holders, the live idf), a few hundred times a query.
@@ -362,8 +369,11 @@ class PostingScorer:
         key = (field, term)
         found = self._held.get(key)
         if found is None:
+            # The term's bytes made once, not by each segment's reader (`_text_to_bytes`).
+            tbytes = self.leaves[0][0]._text_to_bytes(field, term) if self.leaves else None
             found = [(reader, docs, entry) for reader, docs in self._segments()
-                     if (entry := self.cache.postings(reader, field, term)) is not None]
+                     if (entry := self.cache.postings(reader, field, term, tbytes))
+                     is not None]
             if len(self._held) >= HELD_KEPT:
                 self._held.clear()
             self._held[key] = found
@@ -402,13 +412,19 @@ class PostingScorer:
             numbers = np.concatenate([entry.ids + docs.start for _, docs, entry in held])
             # The live documents among them are the term's live document frequency: the
             # searcher need not look its postings up again, segment by segment.
-            idf = self.searcher.idf(field, term, int(np.count_nonzero(self.live()[numbers])))
+            idf = self.searcher.idf(field, term, self._live_count(numbers))
             # tf*(K1+1) / (tf + norm(length)) per posting: all of BM25 but the idf, for
             # the postings of every segment at once (each element the same float64
-            # operations as segment by segment).
-            tf = np.concatenate([entry.weights for _, _, entry in held]).astype(np.float64)
+            # operations as segment by segment, in place: a product or sum of two floats
+            # is the same in either order).
+            tf = np.concatenate([entry.weights for _, _, entry in held], dtype=np.float64)
             norms = self._norm_table(field)[self._length_codes(field)[numbers]]
-            found = (numbers, idf * ((tf * (self.k1 + 1)) / (tf + norms)) * boost)
+            norms += tf
+            parts = tf * (self.k1 + 1)
+            parts /= norms
+            parts *= idf
+            parts *= boost
+            found = (numbers, parts)
             self._clause_size += len(found[0])
         self._clauses[clause] = found
         while self._clause_size > CLAUSE_BUDGET and len(self._clauses) > 1:
@@ -416,6 +432,15 @@ class PostingScorer:
             if dropped is not None:
                 self._clause_size -= len(dropped[0])
         return found
+
+    def _live_count(self, numbers: np.ndarray) -> int:
+        """How many of the global doc numbers `numbers` are live: all of them when no
+        segment has deletions (a fresh build's index), else counted."""
+        import numpy as np
+
+        if not self._deletions:
+            return len(numbers)
+        return int(np.count_nonzero(self.live()[numbers]))
 
     def live(self) -> np.ndarray:
         """True for each global doc number that is not deleted."""

@@ -180,3 +180,16 @@ def test_a_row_marshal_cannot_hold_is_left_empty(tmp_path: Path, compound: bool)
         assert read(0) is None  # its hits are made from the stored fields
         assert read(1) == ("b", "memory", "gotcha", "B", "active", "", "", 5,
                            "memories/b.md", 7)
+
+
+def test_a_listing_reads_the_meta_of_what_it_lists_only(project: Project) -> None:
+    _fill(project)
+    project.rebuild_index()
+    index = project.refresh(project.vault)
+    every = engine.candidates(index, "", (), Filters())  # no words: every note, newest first
+    assert len(every) == NOTES + 1
+    listed = engine.rank(every, NOW, 5, ranked=False)
+    assert [h.rank for h in listed] == [1, 2, 3, 4, 5]
+    # Read within the search (a damaged index is still repaired there), the rest never.
+    assert all(h.__dict__["_meta"] and h.meta_source is None for h in listed)
+    assert sum(h.__dict__["_meta"] is None for h in every) == NOTES + 1 - 5

@@ -576,6 +576,9 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     if not ranked:
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
+            # Its meta read now (as ranking reads a ranked hit's), while a damaged index
+            # can still be rebuilt and searched again (searcher.VaultSearch.run).
+            hit.meta = hit.meta
         return hits[:limit]
     priors = dict(priors or {})
     if window is not None and priors.get("session") == SESSION_NARRATIVE:

@@ -1,5 +1,5 @@
-"""A Whoosh segment's pickled columns (its stored fields, the notes' chunks) read with one
-`os.pread` a value.
+"""A Whoosh segment's pickled columns (its stored fields, the notes' chunks) and plain bytes
+columns (the rank column, ocm/indexer/rankcolumn.py) read with one `os.pread` a value.
 
 Whoosh reads a document's value through four Python layers (pickle, zlib, var-bytes, the
 file wrapper) and a seek then a buffered read of the file: a warm search reads ~75 notes'
@@ -23,12 +23,20 @@ from collections.abc import Callable
 from typing import Any
 
 from whoosh.codec.whoosh3 import W3PerDocReader
-from whoosh.columns import CompressedBytesColumn, PickleColumn
+from whoosh.columns import CompressedBytesColumn, PickleColumn, VarBytesColumn
 
 from .checksums import Blocks, CheckedFile
 
 # A column's reader: a local doc number -> its value (None when it has none).
 ColumnRead = Callable[[int], Any]
+# How a value's bytes (as written, not empty) become the value.
+Decode = Callable[[bytes], Any]
+
+
+def unpickle(raw: bytes) -> Any:
+    """A pickled column's value from its compressed bytes (None for an empty pickle)."""
+    value = zlib.decompress(raw)
+    return pickle.loads(value) if value else None
 
 
 class PreadColumn:
@@ -36,13 +44,14 @@ class PreadColumn:
     column's file (Whoosh's may be closed with its reader while this is still held)."""
 
     def __init__(self, handle: Any, base: int, offsets: Any, lengths: Any,
-                 blocks: Blocks | None = None) -> None:
+                 blocks: Blocks | None = None, decode: Decode = unpickle) -> None:
         self._handle = handle
         self._fd = handle.fileno()
         self._base = base
         self._offsets = offsets
         self._lengths = lengths
         self._blocks = blocks
+        self._decode = decode
 
     def __call__(self, doc: int) -> Any:
         length = self._lengths[doc]
@@ -51,17 +60,13 @@ class PreadColumn:
         start = self._base + self._offsets[doc]
         if self._blocks is not None:
             self._blocks.ensure(self._fd, start, length)
-        raw = zlib.decompress(os.pread(self._fd, length, start))
-        return pickle.loads(raw) if raw else None
+        return self._decode(os.pread(self._fd, length, start))
 
 
-class _SummedReader(CompressedBytesColumn.Reader):
-    """Whoosh's reader of a zlib var-bytes column whose offsets it derives from the lengths
+class _SummedBytesReader(VarBytesColumn.Reader):
+    """Whoosh's reader of a var-bytes column whose offsets it derives from the lengths
     (a segment of at most 32k documents writes none), summed by numpy, not one by one in
     Python (~1 ms a column of 8k documents; a fresh search at 100k opens ~18)."""
-
-    def __init__(self, dbfile: Any, basepos: int, length: int, doccount: int) -> None:
-        super().__init__(dbfile, basepos, length, doccount, "zlib")
 
     def _read_offsets_and_lengths(self) -> None:
         import numpy as np
@@ -79,35 +84,59 @@ class _SummedReader(CompressedBytesColumn.Reader):
         self._lengths = lengths
 
 
-def _whoosh_reader(perdoc: Any, name: str, column: PickleColumn) -> Any:
+class _SummedReader(_SummedBytesReader, CompressedBytesColumn.Reader):
+    """`_SummedBytesReader` of a zlib-compressed var-bytes column."""
+
+    def __init__(self, dbfile: Any, basepos: int, length: int, doccount: int) -> None:
+        CompressedBytesColumn.Reader.__init__(self, dbfile, basepos, length, doccount, "zlib")
+
+
+def _whoosh_reader(perdoc: Any, name: str, column: PickleColumn | VarBytesColumn) -> Any:
     """`perdoc._cached_reader(name, column)`, through `_SummedReader` for a pickled zlib
-    column in a file of its own (kept where Whoosh keeps its own, so it reads that one)."""
+    column in a file of its own, `_SummedBytesReader` for a plain var-bytes one (kept where
+    Whoosh keeps its own, so it reads that one)."""
     child = getattr(column, "_child", None)
+    pickled = (type(column) is PickleColumn and type(child) is CompressedBytesColumn
+               and child._module == "zlib")
     if (not isinstance(perdoc, W3PerDocReader) or name in perdoc._readers
-            or type(column) is not PickleColumn
-            or type(child) is not CompressedBytesColumn or child._module != "zlib"
+            or not (pickled or type(column) is VarBytesColumn)
             or not perdoc.has_column(name)):
         return perdoc._cached_reader(name, column)
     if name not in perdoc._colfiles:
         perdoc._colfiles[name] = perdoc._get_column_file(name)
     dbfile, basepos, length = perdoc._colfiles[name]
-    found = perdoc._readers[name] = PickleColumn.Reader(
-        _SummedReader(dbfile, basepos, length, perdoc._doccount))
+    found: Any = (PickleColumn.Reader(_SummedReader(dbfile, basepos, length, perdoc._doccount))
+                  if pickled else _SummedBytesReader(dbfile, basepos, length, perdoc._doccount))
+    perdoc._readers[name] = found
     return found
 
 
-def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | None:
-    """How to read the column `name` (written as `column`, a PickleColumn over a
-    CompressedBytesColumn) of a Whoosh segment reader's segment: with `PreadColumn` where
-    it is a file of its own, else with Whoosh's reader; None when the segment has no such
-    column."""
+def column_read(reader: Any, name: str, column: PickleColumn | VarBytesColumn,
+                decode: Decode | None = None) -> ColumnRead | None:
+    """How to read the column `name` of a Whoosh segment reader's segment: written as
+    `column`, a PickleColumn over a CompressedBytesColumn, or a VarBytesColumn whose values
+    `decode` makes (an empty value: None). With `PreadColumn` where it is a file of its
+    own, else with Whoosh's reader; None when the segment has no such column."""
     whoosh = _whoosh_reader(reader._perdoc, name, column)
     if whoosh is None:
         return None
-    child = getattr(whoosh, "_child", None)
-    if not isinstance(child, CompressedBytesColumn.Reader) or child._decompress is not (
-            zlib.decompress) or reader._segment.is_compound() or not hasattr(os, "pread"):
-        return whoosh.__getitem__
+    if decode is None:
+        child = getattr(whoosh, "_child", None)
+        fallback = whoosh.__getitem__
+        if not isinstance(child, CompressedBytesColumn.Reader) or (
+                child._decompress is not zlib.decompress):
+            return fallback
+    else:
+        child, value_of = whoosh, decode
+
+        def fallback(doc: int) -> Any:
+            raw = child[doc]
+            return value_of(raw) if raw else None
+
+        if type(child) is not _SummedBytesReader and type(child) is not VarBytesColumn.Reader:
+            return fallback
+    if reader._segment.is_compound() or not hasattr(os, "pread"):
+        return fallback
     dbfile = child._dbfile
     blocks = None
     if isinstance(dbfile.file, CheckedFile):
@@ -115,9 +144,10 @@ def column_read(reader: Any, name: str, column: PickleColumn) -> ColumnRead | No
     elif dbfile.is_real:
         fd = dbfile.fileno()
     else:
-        return whoosh.__getitem__
+        return fallback
     try:
         handle = os.fdopen(os.dup(fd), "rb", buffering=0)
     except OSError:
-        return whoosh.__getitem__
-    return PreadColumn(handle, child._basepos, child._offsets, child._lengths, blocks)
+        return fallback
+    return PreadColumn(handle, child._basepos, child._offsets, child._lengths, blocks,
+                       decode or unpickle)

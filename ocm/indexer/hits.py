@@ -32,6 +32,28 @@ class Filters:
     author: str | None = None
 
 
+class _Meta:
+    """`Hit.meta`, the note's stored `meta`: a hit made from the rank column
+    (ocm/indexer/rankcolumn.py) is given `meta_source` instead, read on first use."""
+
+    def __get__(self, hit: Hit | None, owner: type | None = None) -> dict[str, Any]:
+        if hit is None:
+            raise AttributeError("meta")  # a dataclass field without a default
+        found = hit.__dict__["_meta"]
+        if found is None:
+            source = hit.meta_source
+            found = hit.__dict__["_meta"] = source() if source is not None else {}
+            hit.meta_source = None
+        return found
+
+    def __set__(self, hit: Hit, value: dict[str, Any] | None) -> None:
+        hit.__dict__["_meta"] = value
+
+
+# `Hit._importance` when it was not given: read from `meta`.
+_FROM_META: Any = object()
+
+
 @dataclass
 class Hit:
     id: str
@@ -43,7 +65,8 @@ class Hit:
     scope: str
     date: datetime | None
     path: Path
-    meta: dict[str, Any]
+    # None with a `meta_source` (a candidate made from the rank column): read on first use.
+    meta: _Meta = _Meta()
     project: str = ""
     score: float = 0.0
     rank: int = 0
@@ -90,12 +113,24 @@ class Hit:
     # share of dev-split hits like it that were relevant (ocm/indexer/confidence.py).
     matched: str | None = None
     confidence: float | None = None
+    # Where `meta` is read from when first asked for (None once read), and a memory's
+    # importance as the rank column holds it (ranking reads it of every candidate).
+    meta_source: Callable[[], dict[str, Any]] | None = field(default=None, repr=False,
+                                                            compare=False)
+    _importance: Any = field(default=_FROM_META, repr=False, compare=False)
 
     @property
     def sketch(self) -> frozenset[str]:
         if self._sketch is None:
             self._sketch = frozenset(str(self.meta.get("sketch") or "").split())
         return self._sketch
+
+    @property
+    def importance(self) -> Any:
+        """`meta`'s importance (a memory's: 1-10, or whatever its note holds)."""
+        if self._importance is _FROM_META:
+            return self.meta.get("importance")
+        return self._importance
 
     @property
     def chunks(self) -> list:

@@ -40,6 +40,7 @@ from .documents import memory_fields, session_fields, transcript_fields
 from .filechecks import sweep_partial
 from .livestats import LiveSearcher
 from .manifest import MANIFEST, Manifest
+from .rankcolumn import add_row
 from .schema import BM25_B, BM25_K1, build_schema, weighting
 
 if TYPE_CHECKING:
@@ -577,6 +578,7 @@ class NoteIndex:
                     broken[rel] = [sig, problem]
                 else:
                     fields.update(path=rel, sig=sig)
+                    add_row(writer.schema, fields)
                     writer.delete_by_term("path", rel, searcher=finder)
                     writer.add_document(**fields)
                     if rel in known:
@@ -795,6 +797,7 @@ class NoteIndex:
             else:
                 ready[rel] = _embed_text_of(fields)
                 fields.update(path=rel, sig=sig)
+                add_row(writer.schema, fields)
                 writer.add_document(**fields)
                 indexed[rel] = sig
             tick(done)
@@ -986,6 +989,7 @@ class NoteIndex:
                 fields, _ = self._fields(rel)
                 if fields is not None and rel in known:
                     fields.update(path=rel, sig=known[rel])
+                    add_row(writer.schema, fields)
                     writer.add_document(**fields)
         if len(large) > MAX_LARGE_SEGMENTS:  # once in a long while: the smaller half of them
             for segment in large[: len(large) // 2]:

@@ -33,8 +33,10 @@ from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
 from .columnreads import ColumnRead, column_read
+from .rankcolumn import Row
+from .rankcolumn import reader as rank_reader
 from .savedpostings import SavedPostings, term_key
-from .schema import CHUNKS_COLUMN
+from .schema import CHUNKS_COLUMN, RANK_FIELD
 
 if TYPE_CHECKING:
     import numpy as np
@@ -216,6 +218,15 @@ class SegmentCache:
         read = self._column(reader, "chunks", CHUNKS_COLUMN)
         found = read(doc) if read is not None else None
         return found or []
+
+    def rank_row(self, reader: Any, doc: int) -> Row | None:
+        """A document's row of the rank column (ocm/indexer/rankcolumn.py); None for a
+        segment or note without one. Not kept: a read costs about what a lookup would."""
+        key = (_segment_key(reader), RANK_FIELD)
+        if key not in self._columns:
+            self._columns[key] = rank_reader(reader)
+        read = self._columns[key]
+        return read(doc) if read is not None else None
 
     def _column(self, reader: Any, name: str, column: Any) -> ColumnRead | None:
         key = (_segment_key(reader), name)
@@ -482,6 +493,16 @@ class PostingScorer:
         position = bisect.bisect_right(self._bases, number) - 1
         reader, base = self.leaves[position]
         return self.cache.stored_fields(reader, number - base)
+
+    def rank_row(self, number: int) -> Row | None:
+        """The rank column's row of a global doc number (ocm/indexer/rankcolumn.py)."""
+        position = bisect.bisect_right(self._bases, number) - 1
+        reader, base = self.leaves[position]
+        return self.cache.rank_row(reader, number - base)
+
+    def meta(self, number: int) -> dict:
+        """The stored `meta` of a global doc number (shared: do not modify)."""
+        return self.stored_fields(number).get("meta") or {}
 
     def chunks(self, number: int) -> list:
         """The stored chunks of a global doc number (ocm/indexer/chunks.py)."""

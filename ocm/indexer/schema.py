@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from whoosh.columns import CompressedBytesColumn, PickleColumn
+from whoosh.columns import CompressedBytesColumn, PickleColumn, VarBytesColumn
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.scoring import BM25F
 
@@ -28,6 +28,10 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 # How the `chunks` column is written: each note's pickled list, compressed on its own.
 CHUNKS_COLUMN = PickleColumn(CompressedBytesColumn())
+# The rank column (ocm/indexer/rankcolumn.py): each note's few fields a search's candidates
+# are made of, as plain bytes. An index built before it has no such field: no rebuild.
+RANK_FIELD = "rankfields"
+RANK_COLUMN = VarBytesColumn()
 
 
 def weighting() -> BM25F:
@@ -60,6 +64,7 @@ def build_schema() -> Schema:
         # only by the hits a search returns (`PostingScorer.chunks`), not by the ~75
         # candidates whose stored fields it reads.
         chunks=COLUMN(CHUNKS_COLUMN),
+        rankfields=COLUMN(RANK_COLUMN),
         goal=text(),
         decisions=text(),
         todos=text(),

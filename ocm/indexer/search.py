@@ -24,6 +24,7 @@ from .index import NoteIndex
 from .meaning import WordCheck, doc_number
 from .postings import PostingScorer, best
 from .query import MAX_FILTER_QUERY_WORDS
+from .rankcolumn import row_of
 from .relevance import (
     MIN_DILUTED_COSINE,
     TYPICAL_OTHERS,
@@ -193,22 +194,26 @@ def _note_path(root: Path, rel: str) -> Path:
 
 
 def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> Hit:
-    """A hit of the note at global doc `number` of `scorer`'s searcher: its stored fields
-    read now, its stored chunks when they are first asked for (`Hit.chunks`)."""
-    stored = scorer.stored_fields(number)
-    # The cache's own dict, not a copy per candidate: what annotates a hit's meta (its
-    # staleness, ocm/vault/git/staleness.py) gives the hit a new dict.
-    meta = stored.get("meta") or {}
-    epoch = stored.get("date") or 0
+    """A hit of the note at global doc `number` of `scorer`'s searcher: made from its row
+    of the rank column (its `meta` read when first asked for), else from its stored fields
+    read now; its stored chunks read when they are first asked for (`Hit.chunks`)."""
+    row = scorer.rank_row(number)
+    meta: dict | None = None
+    if row is None:  # a segment written before the rank column (ocm/indexer/rankcolumn.py)
+        stored = scorer.stored_fields(number)
+        # The cache's own dict, not a copy per candidate: what annotates a hit's meta (its
+        # staleness, ocm/vault/git/staleness.py) gives the hit a new dict.
+        meta = stored.get("meta") or {}
+        row = row_of(stored)
+    ident, kind, type_, title, status, tool, scope, epoch, rel, importance = row
     return Hit(
-        id=stored.get("id", ""), kind=stored.get("kind", ""), type=stored.get("type", ""),
-        title=meta.get("title", ""), status=stored.get("status", ""),
-        tool=stored.get("tool", ""), scope=stored.get("scope", ""),
+        id=ident, kind=kind, type=type_, title=title, status=status, tool=tool, scope=scope,
         date=datetime.fromtimestamp(epoch) if epoch else None,
-        path=_note_path(index.resolved_root, stored["path"]), meta=meta,
-        project=index.vault.project, score=score,
+        path=_note_path(index.resolved_root, rel), meta=meta,
+        meta_source=partial(scorer.meta, number) if meta is None else None,
+        _importance=importance, project=index.vault.project, score=score,
         chunk_source=partial(scorer.chunks, number),
-        relpath=stored["path"],
+        relpath=rel,
     )
 
 
@@ -540,7 +545,7 @@ def decay(hit: Hit, now: datetime, floor: float = DECAY_FLOOR) -> float:
 def importance_prior(hit: Hit) -> float:
     """A memory's own importance (1-10, default 5) as a mild multiplier: at most
     IMPORTANCE_WEIGHT either way, 1.0 at the default."""
-    value = hit.meta.get("importance") if hit.kind == "memory" else None
+    value = hit.importance if hit.kind == "memory" else None
     if not isinstance(value, int) or isinstance(value, bool):
         return 1.0
     return 1.0 + IMPORTANCE_WEIGHT * (min(max(value, 1), 10) - DEFAULT_IMPORTANCE) / 5.0
@@ -571,6 +576,9 @@ def rank(hits: list[Hit], now: datetime, limit: int, ranked: bool = True,
     if not ranked:
         for position, hit in enumerate(hits[:limit], 1):
             hit.rank = position
+            # Its meta read now (as ranking reads a ranked hit's), while a damaged index
+            # can still be rebuilt and searched again (searcher.VaultSearch.run).
+            hit.meta = hit.meta
         return hits[:limit]
     priors = dict(priors or {})
     if window is not None and priors.get("session") == SESSION_NARRATIVE:

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .embed import Embedder
-    from .subwriters import Zygote
     from .vectors import Embedded, EmbedText, VectorStore
 
 INDEX_LOCK = "index"
@@ -613,51 +612,12 @@ class NoteIndex:
         `build_budget`, the notes read when it runs out are committed and the rest left
         (`progress` says how far it got); once every note is in, the embeddings are made
         and the build is over (the BUILDING mark goes)."""
-        deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
-            time.monotonic() + self.build_budget * READ_SHARE)
-        ends = _batch_ends(rels, scan, self.build_procs) if deadline is None else []
-        zygote = self._zygote(ix, scan, len(rels)) if deadline is None else None
-        try:
-            done = self._batches(ix, scan, rels, known, broken, report, progress, deadline,
-                                 ends, zygote)
-        except BaseException:
-            if zygote is not None:
-                zygote.kill()
-            raise
-        if zygote is not None:
-            zygote.close()
-        if not rels:  # nothing to build (an empty vault, or only edits since a batch)
-            self._manifest.save(ix.latest_generation(), known, broken, None)
-        if done < len(rels):
-            self.progress = (len(known) + len(broken), len(scan))
-            self.build_left = True
-            return
-        self._synced_vectors()  # a build is whole with its embeddings: no search waits
-        (self.dir / BUILDING).unlink(missing_ok=True)
-
-    def _zygote(self, ix: windex.Index, scan: dict[str, list[int]],
-                count: int) -> Zygote | None:
-        """The process that forks each batch's sub-writers of a build of `count` notes
-        without a time budget (ocm/indexer/subwriters.py), forked before the first batch
-        (the embedder loaded first, so that they share its pages); None where the build
-        forks nothing."""
-        from .subwriters import Zygote, bind_forks_to_this_process
-
-        if self.build_procs <= 1 or count < FORK_MIN_NOTES or not (
-                threading.active_count() == 1 and hasattr(os, "fork")
-                and bind_forks_to_this_process()):
-            return None
-        model = self._build_embedder()
-        return Zygote(lambda rels, tick: self._part(ix, scan, model, rels, tick))
-
-    def _batches(self, ix: windex.Index, scan: dict[str, list[int]], rels: list[str],
-                 known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
-                 progress: Progress | None, deadline: float | None, ends: list[int],
-                 zygote: Zygote | None) -> int:
-        """`_build_in_batches`' batches; how many of `rels` they took."""
         from .analysis import code_analyzer
         from .subwriters import give_back_free_memory
 
+        deadline = None if self.build_budget is None or len(rels) < self.budget_min_notes else (
+            time.monotonic() + self.build_budget * READ_SHARE)
+        ends = _batch_ends(rels, scan, self.build_procs) if deadline is None else []
         done = 0
         while rels:
             # Against a deadline, the newest notes first (a first answer is most often
@@ -675,8 +635,7 @@ class NoteIndex:
                 def step_progress(step: int, _: int, offset: int = done) -> None:
                     assert progress is not None
                     progress(offset + step, len(rels))
-            self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline,
-                        zygote=zygote)
+            self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
             # A batch's writers end in reference cycles (Whoosh's writer with its files and
             # column writers, ~4 KB a note), which the collector a rebuild pauses
             # (Project.rebuild_index) would keep, and fork into the next batch's sub-writers.
@@ -694,7 +653,14 @@ class NoteIndex:
                 give_back_free_memory()
             if done >= len(rels) or deadline is not None:  # (a budget's batch: all it could)
                 break
-        return done
+        if not rels:  # nothing to build (an empty vault, or only edits since a batch)
+            self._manifest.save(ix.latest_generation(), known, broken, None)
+        if done < len(rels):
+            self.progress = (len(known) + len(broken), len(scan))
+            self.build_left = True
+            return
+        self._synced_vectors()  # a build is whole with its embeddings: no search waits
+        (self.dir / BUILDING).unlink(missing_ok=True)
 
     def _keep_embedded(self, known: dict[str, list[int]]) -> None:
         """The rows a batch's writers made (`_embedded`) put into the embeddings and saved
@@ -716,8 +682,7 @@ class NoteIndex:
 
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
-               progress: Progress | None, until: float | None = None,
-               zygote: Zygote | None = None) -> None:
+               progress: Progress | None, until: float | None = None) -> None:
         """Index every note of `changed` into the new, empty index `ix`. From a
         single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
         that many runs in path order, of about the same size in bytes (a session costs
@@ -726,8 +691,7 @@ class NoteIndex:
         each), and the segments are committed in that order: the same documents, in the
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
         one process reads the notes in order until it passes, and commits those. Without
-        `until`, each process also embeds the notes it read (`_embedded`). `zygote`: it
-        forks the sub-writers (`_zygote`), not this process."""
+        `until`, each process also embeds the notes it read (`_embedded`)."""
         from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
@@ -738,11 +702,27 @@ class NoteIndex:
         runs = _runs(changed, scan, procs) if procs > 1 else [changed]
         model = self._build_embedder() if until is None else None
 
+        def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
+            return {} if model is None else _Embedding(model, self.dir)
+
+        def embedded(ready: dict[str, EmbedText] | _Embedding) -> dict:  # -> rows, or texts
+            return ready.rows() if isinstance(ready, _Embedding) else ready
+
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
+            # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
+            # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
+            # files of the parent, still writing its own segment, among them; the parent's
+            # cancel removes that folder once the error reaches it.
+            writer = _writer(ix, build=True, lock=False)
+            ready = ready_texts()
+            indexed, failed = self._index_run(
+                writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
+            return writer.finish_part(), indexed, failed, embedded(ready)
+
         writer = _writer(ix, build=True)
         subs: list[SubWriter] = []
         try:
-            subs = [zygote.writer(rels) if zygote is not None else SubWriter(
-                functools.partial(self._part, ix, scan, model, rels)) for rels in runs[1:]]
+            subs = [SubWriter(functools.partial(part, rels)) for rels in runs[1:]]
             mine = len(runs[0])
 
             def tick(done: int) -> None:
@@ -750,10 +730,10 @@ class NoteIndex:
                     progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
                              len(changed))
 
-            ready = _ready_texts(model, self.dir)
+            ready = ready_texts()
             indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
             made = self._embedded if model is not None else self._embed_ready
-            made.update(_embedded(ready))
+            made.update(embedded(ready))
             del ready
             # This process's segment written before it waits for the sub-writers': its
             # postings are not held while they write theirs (each run's end is a peak).
@@ -779,19 +759,6 @@ class NoteIndex:
             progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
-
-    def _part(self, ix: windex.Index, scan: dict[str, list[int]], model: Embedder | None,
-              rels: list[str], tick: Callable[[], None]) -> tuple:
-        """A sub-writer's run: (segment, indexed, broken, embedded) of the notes `rels`.
-        On an error its writer is left as it is: Whoosh's cancel destroys the temporary
-        folder every writer of the index shares (MAIN.tmp), the files of the parent, still
-        writing its own segment, among them; the parent's cancel removes that folder once
-        the error reaches it."""
-        writer = _writer(ix, build=True, lock=False)
-        ready = _ready_texts(model, self.dir)
-        indexed, failed = self._index_run(
-            writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
-        return writer.finish_part(), indexed, failed, _embedded(ready)
 
     def _build_embedder(self) -> Embedder | None:
         """The embedder a build's writers use, its tokenizer loaded before they fork (so
@@ -1153,16 +1120,6 @@ def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[
         runs[-1].append(rel)
         weight += work
     return runs
-
-
-def _ready_texts(model: Embedder | None, folder: Path) -> dict[str, EmbedText] | _Embedding:
-    """Where a build's writer puts each note's text to embed: embedded as it goes
-    (`_Embedding`) with a model, else kept (what `_embedded` hands on)."""
-    return {} if model is None else _Embedding(model, folder)
-
-
-def _embedded(ready: dict[str, EmbedText] | _Embedding) -> dict:  # -> rows, or texts
-    return ready.rows() if isinstance(ready, _Embedding) else ready
 
 
 def _embed_text_of(fields: dict) -> EmbedText:

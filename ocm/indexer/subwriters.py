@@ -9,13 +9,6 @@ dies (`prctl(PR_SET_PDEATHSIG)`); where that cannot be promised the caller does 
 
 A :class:`SubWriter` runs one function in a forked child and hands back what it returned
 (pickled through a pipe), and counts the ticks the child sends as it goes (progress).
-
-A :class:`Zygote` is a process forked once, before a build's first batch, that forks each
-batch's sub-writers when asked: a sub-writer then starts from the zygote's small heap, not
-from the builder's, which grows with every run it indexes itself (the allocator's free
-chunks among live ones, which a child fills and so copies page by page). The zygote is
-bound to the builder and its sub-writers to the zygote the same way, so a `kill -9` of the
-builder still ends them all.
 """
 
 from __future__ import annotations
@@ -26,7 +19,6 @@ import functools
 import os
 import pickle
 import signal
-import socket
 import sys
 import traceback
 from collections.abc import Callable
@@ -103,21 +95,15 @@ class SubWriter:
     """`work(tick)` run in a forked child (call only after `bind_forks_to_this_process()`
     said True, from a single-threaded process); `result()` waits for what it returned."""
 
-    def __init__(self, work: Callable[[Callable[[], None]], Any] | None,
-                 forked: tuple[int, int] | None = None) -> None:
-        if forked is not None:  # (pid, pipe): a zygote's child, not this process's
-            pid, read = forked
-        else:
-            assert work is not None
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: never returns
-                os.close(read)
-                _run_child(work, write)
-            os.close(write)
+    def __init__(self, work: Callable[[Callable[[], None]], Any]) -> None:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read)
+            _run_child(work, write)
+        os.close(write)
         os.set_blocking(read, False)
         self.pid = pid
-        self._own = forked is None
         self._pipe = read
         self._data = bytearray()
         self._ticks = 0
@@ -157,115 +143,25 @@ class SubWriter:
                     self._take(chunk)
         finally:
             self._close()
-        # (a zygote's child is the zygote's to reap: its whole message, which it writes
-        # last, says it ended well)
-        code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1]) if self._own else 0
+        _, status = os.waitpid(self.pid, 0)
         data, self._data = self._data, bytearray()
         kind = bytes(data[:1])
-        if kind == _RESULT and code == 0:
+        if kind == _RESULT and os.waitstatus_to_exitcode(status) == 0:
             with memoryview(data) as view:  # (no copy of a batch's rows)
-                try:
-                    return pickle.loads(view[1:])
-                except Exception:  # noqa: BLE001 - cut short: it died while writing it
-                    if self._own:
-                        raise
-            code = -signal.SIGKILL
+                return pickle.loads(view[1:])
         if kind == _ERROR:
             raise SubWriterError(data[1:].decode("utf-8", "replace"))
-        raise SubWriterError(f"a sub-writer died (exit status {code})")
+        raise SubWriterError(f"a sub-writer died (exit status "
+                             f"{os.waitstatus_to_exitcode(status)})")
 
     def kill(self) -> None:
         """End the child (when its parent gives up on the build) and reap it."""
         self._close()
         try:
             os.kill(self.pid, signal.SIGKILL)
-            if self._own:
-                os.waitpid(self.pid, 0)
+            os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-
-
-class Zygote:
-    """A process forked now (from a single-threaded process, after
-    `bind_forks_to_this_process()` said True) that forks a sub-writer running
-    `work(request, tick)` for each `writer(request)`; `close()` ends it once its
-    sub-writers' results are in."""
-
-    def __init__(self, work: Callable[[Any, Callable[[], None]], Any]) -> None:
-        mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
-        if pid == 0:  # the zygote: never returns
-            mine.close()
-            _serve(work, its)
-        its.close()
-        self.pid = pid
-        self._socket = mine
-
-    def writer(self, request: Any) -> SubWriter:
-        """A sub-writer the zygote forks for `request` (pickled to it)."""
-        read, write = os.pipe()
-        try:
-            data = pickle.dumps(request, pickle.HIGHEST_PROTOCOL)
-            socket.send_fds(self._socket, [len(data).to_bytes(8, "big")], [write])
-            self._socket.sendall(data)
-        finally:
-            os.close(write)
-        try:
-            answer = _receive(self._socket, 8)
-        except BaseException:
-            os.close(read)
-            raise
-        return SubWriter(None, (int.from_bytes(answer, "big"), read))
-
-    def close(self) -> None:
-        """End the zygote (it reaps its sub-writers first) and reap it."""
-        if self._socket.fileno() >= 0:
-            self._socket.close()
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
-
-    def kill(self) -> None:
-        """End the zygote at once (its sub-writers die with it) and reap it."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-        self.close()
-
-
-def _receive(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise SubWriterError("the zygote of the sub-writers died")
-        data += chunk
-    return bytes(data)
-
-
-def _serve(work: Callable[[Any, Callable[[], None]], Any], sock: socket.socket) -> NoReturn:
-    code = 1
-    try:
-        while True:
-            head, fds, _, _ = socket.recv_fds(sock, 8, 1)
-            if not head:  # the builder is done with it
-                code = 0
-                break
-            head += _receive(sock, 8 - len(head))
-            request = pickle.loads(_receive(sock, int.from_bytes(head, "big")))
-            pid = os.fork()
-            if pid == 0:  # a sub-writer: never returns
-                sock.close()
-                _run_child(functools.partial(work, request), fds[0])
-            os.close(fds[0])
-            del request
-            sock.sendall(pid.to_bytes(8, "big"))
-            with contextlib.suppress(ChildProcessError):  # (the ended ones)
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-    finally:
-        with contextlib.suppress(BaseException):
-            while True:
-                os.waitpid(-1, 0)
-        os._exit(code)
 
 
 def _run_child(work: Callable[[Callable[[], None]], Any], pipe: int) -> NoReturn:

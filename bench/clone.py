@@ -116,15 +116,17 @@ def _memory_kb(pids: set[int]) -> tuple[int, int]:
 
 
 def _parts_kb(pids: list[int]) -> list[dict[str, int]]:
-    """Each process's share of a sample, largest PSS first: RSS, PSS, private (its own
-    pages, clean and dirty) and shared (pages another process maps too) KB."""
+    """Each process's share of a sample, largest PSS first: its parent's pid, RSS, PSS,
+    private (its own pages, clean and dirty) and shared (pages another process maps too)
+    KB."""
     parts = []
     for one in pids:
         try:
             rollup = Path(f"/proc/{one}/smaps_rollup").read_text().splitlines()
         except OSError:
             continue
-        row = {"pid": one, "rss": 0, "pss": 0, "private": 0, "shared": 0}
+        row = {"pid": one, "parent": _cpu_ticks(one)[0], "rss": 0, "pss": 0, "private": 0,
+               "shared": 0}
         for line in rollup:
             name, _, value = line.partition(":")
             key = {"Rss": "rss", "Pss": "pss", "Private_Clean": "private",
@@ -180,9 +182,8 @@ def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None,
             parts = _parts_kb(sorted(pids))
             rss, pss = sum(row["rss"] for row in parts), sum(row["pss"] for row in parts)
             if pss > peak[1]:  # (the builder: the process no other builder forked)
-                at_peak[:] = [{"builder": int(row["pid"] in builders and
-                                              _cpu_ticks(row["pid"])[0] not in builders),
-                               **row} for row in parts]
+                at_peak[:] = [{"builder": int(row.pop("parent") not in pids), **row}
+                              for row in parts]
         else:
             rss, pss = _memory_kb(pids)
         for pid in builders:

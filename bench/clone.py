@@ -20,6 +20,8 @@ fresh `git clone` of it:
   build_peak_pss_mb  the same, proportional (PSS: a page shared since a fork split between
                      the processes sharing it, not counted in each)
   build_cpu_s        the builder's CPU time with its reaped sub-writers' (last sample)
+  build_peak_parts_mb  each process at that PSS peak: RSS, PSS, private and shared MB
+                     (`builder` 1: the builder; 0: a process forked from it)
   mcp_first_s        a real `ocm mcp` process: start, MCP initialize, first `ocm__search`
                      (through the MCP SDK's client over stdio)
   mcp_call_s         that first `ocm__search` call alone
@@ -113,6 +115,29 @@ def _memory_kb(pids: set[int]) -> tuple[int, int]:
     return rss, pss
 
 
+def _parts_kb(pids: list[int]) -> list[dict[str, int]]:
+    """Each process's share of a sample, largest PSS first: its parent's pid, RSS, PSS,
+    private (its own pages, clean and dirty) and shared (pages another process maps too)
+    KB."""
+    parts = []
+    for one in pids:
+        try:
+            rollup = Path(f"/proc/{one}/smaps_rollup").read_text().splitlines()
+        except OSError:
+            continue
+        row = {"pid": one, "parent": _cpu_ticks(one)[0], "rss": 0, "pss": 0, "private": 0,
+               "shared": 0}
+        for line in rollup:
+            name, _, value = line.partition(":")
+            key = {"Rss": "rss", "Pss": "pss", "Private_Clean": "private",
+                   "Private_Dirty": "private", "Shared_Clean": "shared",
+                   "Shared_Dirty": "shared"}.get(name)
+            if key is not None:
+                row[key] += int(value.split()[0])
+        parts.append(row)
+    return sorted(parts, key=lambda row: -row["pss"])
+
+
 def _builders(vault: Path) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -143,14 +168,24 @@ def _stop_builders(vault: Path) -> None:
             os.killpg(pid, signal.SIGKILL)
 
 
-def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None) -> None:
+def until_whole(vault: Path, peak: list[int], cpu: dict[int, int] | None = None,
+                at_peak: list[dict[str, int]] | None = None) -> None:
     """Wait for the vault's build to be over, sampling the builders' summed memory into
     peak ([RSS KB, PSS KB]) and each builder's CPU ticks into `cpu`: a sub-writer's own are
-    left out, its parent counts them once it has reaped it."""
+    left out, its parent counts them once it has reaped it. `at_peak`: each process's
+    share (`_parts_kb`, `builder` 1 for the builder) at the sample of the highest summed PSS."""
     deadline = time.monotonic() + WAIT_S
     while (vault / ".index" / "building").exists() or _builders(vault):
         builders = _builders(vault)  # (a sub-writer is one too: forked with its argv)
-        rss, pss = _memory_kb({one for pid in builders for one in _tree(pid)})
+        pids = {one for pid in builders for one in _tree(pid)}
+        if at_peak is not None:
+            parts = _parts_kb(sorted(pids))
+            rss, pss = sum(row["rss"] for row in parts), sum(row["pss"] for row in parts)
+            if pss > peak[1]:  # (the builder: the process no other builder forked)
+                at_peak[:] = [{"builder": int(row.pop("parent") not in pids), **row}
+                              for row in parts]
+        else:
+            rss, pss = _memory_kb(pids)
         for pid in builders:
             parent, ticks = _cpu_ticks(pid)
             if cpu is not None and parent not in builders:
@@ -196,19 +231,22 @@ def cli_first(team: Path, work: Path, env: dict[str, str], query: str,
                                                env)
     hits = json.loads(out)
     indexing = hits[0].get("indexing") if hits else None
-    peak, ticks = [0, 0], {}
+    peak, ticks, at_peak = [0, 0], {}, []
     if not whole:  # the first answer only: the builder it started is stopped
         _stop_builders(repo / ".openCodeMemory")
         return {"cli_first_s": round(seconds, 2), "cli_first_cpu_s": round(cpu, 2),
                 "cli_first_mb": round(peak_kb / 1024),
                 "cli_indexed": indexing["indexed"] if indexing else None}
-    until_whole(repo / ".openCodeMemory", peak, ticks)
+    until_whole(repo / ".openCodeMemory", peak, ticks, at_peak)
     return {"cli_first_s": round(seconds, 2), "cli_first_cpu_s": round(cpu, 2),
             "cli_first_mb": round(peak_kb / 1024),
             "cli_indexed": indexing["indexed"] if indexing else None,
             "cli_whole_s": round(time.perf_counter() - t0, 1),
             "build_peak_mb": round(peak[0] / 1024), "build_peak_pss_mb": round(peak[1] / 1024),
-            "build_cpu_s": round(sum(ticks.values()) / os.sysconf("SC_CLK_TCK"), 1)}
+            "build_cpu_s": round(sum(ticks.values()) / os.sysconf("SC_CLK_TCK"), 1),
+            "build_peak_parts_mb": [{key: value if key == "builder" else round(value / 1024)
+                                     for key, value in row.items() if key != "pid"}
+                                    for row in at_peak]}
 
 
 def mcp_first(team: Path, work: Path, env: dict[str, str], query: str,

@@ -4,8 +4,10 @@ order, and reports its progress and broken notes the same way."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -276,6 +278,66 @@ def test_runs_share_the_work_by_size_in_path_order() -> None:
     assert _runs(list(scan), scan, 2) == [[f"m{i}" for i in range(6)], ["s0", "s1"]]
     assert _runs(["a"], {"a": [0, 5]}, 3) == [["a"]]
     assert _runs([], {}, 2) == [[]]
+    # The builder's run (the first) with `first` times the work of each sub-writer's.
+    even = {f"n{i}": [0, 0] for i in range(100)}
+    assert [len(run) for run in _runs(list(even), even, 2, 1.5)] == [60, 40]
+    assert [len(run) for run in _runs(list(even), even, 3, 2)] == [50, 25, 25]
+    assert [len(run) for run in _runs(list(even), even, 2)] == [50, 50]
+
+
+def test_the_builder_keeps_the_scans_own_signatures_not_copies(project: Project) -> None:
+    """What a build records of each note (the manifest's notes, held to the end of the
+    build and forked into each later sub-writer) is the scan's own path and signature
+    objects, not copies unpickled from the sub-writers (~250 bytes a note), and the same
+    values in the same order as one process records."""
+    _fill(project)
+    project.rebuild_index(procs=1)
+    one = json.loads((project.vault.index_dir / "manifest.json").read_text())["notes"]
+    project.rebuild_index(procs=2)
+    index = project.index_for(project.vault)
+    scan = index._last_scan
+    notes = index._manifest._loaded.data["notes"]
+    assert list(notes.items()) == list(one.items()) and len(notes) == NOTES + 1
+    keys = {id(rel) for rel in scan}
+    assert all(id(rel) in keys and sig is scan[rel] for rel, sig in notes.items())
+
+
+def test_a_sub_writer_with_the_shorter_run_ends_before_the_builder_has_read_its_own(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's end is its process's peak: the sub-writer's run is the shorter
+    (BUILDER_SHARE), and the builder takes its result from the pipe while it still reads
+    its own run, so the sub-writer ends, and all it held goes, before the builder writes
+    its segment (its result, over a pipe's 64 KB, would otherwise keep it waiting)."""
+    from ocm.indexer import buildwriter
+    from ocm.indexer import index as index_module
+
+    _fill(project)
+    monkeypatch.setattr(index_module, "BUILD_BATCHES", 1)
+    monkeypatch.setattr(index_module, "BUILDER_SHARE", 1.5)
+    builder = os.getpid()
+    fields = NoteIndex._fields
+
+    def slowly(self: NoteIndex, rel: str) -> tuple:  # the builder reads slower
+        if os.getpid() == builder:
+            time.sleep(0.03)
+        return fields(self, rel)
+
+    monkeypatch.setattr(NoteIndex, "_fields", slowly)
+    running_at_finish: list[list[str]] = []
+    finish = buildwriter.BuildWriter.finish_part
+
+    def looking(self) -> object:
+        if os.getpid() == builder:
+            deadline = time.monotonic() + 60
+            while _children() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            running_at_finish.append(_children())
+        return finish(self)
+
+    monkeypatch.setattr(buildwriter.BuildWriter, "finish_part", looking)
+    # (no progress reported, as `ocm rebuild-index --json`: the pipe is read all the same)
+    assert project.rebuild_index(procs=2).added == NOTES + 1
+    assert running_at_finish == [[]]
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the CLI builds in one process")

@@ -90,6 +90,11 @@ BUDGET_MIN_NOTES = 1000
 READ_SHARE = 0.5
 # The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
 NOTE_BYTES = 1000
+# The builder's run of a batch against each sub-writer's, in units of work (a note's size
+# plus NOTE_BYTES): what a process holds peaks at its run's end (its segment written), so
+# runs of the same work peak together; a shorter sub-writer's ends first, and its process
+# with all it held is gone before the builder's peaks.
+BUILDER_SHARE = 1.2
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
 # The signature in a scan of a note that was listed but not looked at (`stat`) yet: a first
@@ -701,7 +706,7 @@ class NoteIndex:
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
-        runs = _runs(changed, scan, procs) if procs > 1 else [changed]
+        runs = _runs(changed, scan, procs, BUILDER_SHARE) if procs > 1 else [changed]
         model = self._build_embedder() if until is None else None
 
         def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
@@ -728,9 +733,13 @@ class NoteIndex:
             mine = len(runs[0])
 
             def tick(done: int) -> None:
-                if progress is not None:
-                    progress(done + TICK_NOTES * sum(sub.ticks() for sub in subs),
-                             len(changed))
+                # (a sub-writer's pipe read as it goes: one that ended with its shorter run
+                # has its result taken, so it exits and all it held goes while this
+                # process still reads its own run)
+                if progress is not None or not done % TICK_NOTES:
+                    seen = sum(sub.ticks() for sub in subs)
+                    if progress is not None:
+                        progress(done + TICK_NOTES * seen, len(changed))
 
             ready = ready_texts()
             indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
@@ -743,8 +752,8 @@ class NoteIndex:
             if own:
                 give_back_free_memory()
             results = [sub.result() for sub in subs]
-            for _, more, more_failed, more_made in results:
-                indexed.update(more)
+            for (_, more, more_failed, more_made), rels in zip(results, runs[1:], strict=True):
+                indexed.update(_as_scanned(more, rels, scan))
                 failed.update(more_failed)
                 made.update(more_made)
             writer.commit_parts(own + [segment for segment, _, _, _ in results])
@@ -790,7 +799,9 @@ class NoteIndex:
             seen = scan[rel] if scan[rel] is not UNSEEN else self.vault.note_signature(rel)
             if seen is None:  # gone since it was listed: the next scan drops it
                 continue
-            sig = list(seen)
+            # (the scan's own list: 100k notes' copies held to the end of a build, forked
+            # into each sub-writer, were ~4 MB)
+            sig = seen if type(seen) is list else list(seen)
             fields, problem = self._fields(rel)
             if fields is None:
                 failed[rel] = [sig, problem]
@@ -1111,19 +1122,37 @@ def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list
     return list(itertools.accumulate(len(run) for run in _runs(rels, scan, count)))
 
 
-def _runs(rels: list[str], scan: dict[str, list[int]], count: int) -> list[list[str]]:
+def _runs(rels: list[str], scan: dict[str, list[int]], count: int,
+          first: float = 1) -> list[list[str]]:
     """`rels` cut into `count` runs (at least one, none empty but the only one) in their
-    order, of about the same work each: a note's size plus NOTE_BYTES."""
+    order, of about the same work each (a note's size plus NOTE_BYTES), but the first:
+    `first` times the work of the others, in their units of work (1: the same)."""
     total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+    units = count - 1 + first
     runs: list[list[str]] = [[]]
     weight = 0
     for rel in rels:
         work = scan[rel][1] + NOTE_BYTES
-        if weight + work / 2 > total * len(runs) / count and runs[-1]:
+        if weight + work / 2 > total * (len(runs) - 1 + first) / units and runs[-1]:
             runs.append([])
         runs[-1].append(rel)
         weight += work
     return runs
+
+
+def _as_scanned(indexed: dict[str, list[int]], rels: list[str],
+                scan: dict[str, list[int]]) -> dict[str, list[int]]:
+    """A sub-writer's `indexed` (unpickled: a new path string, list and ints a note, ~250
+    bytes, 25 MB for 100k notes held by the builder to the end of the build and forked
+    into each later sub-writer) as the builder's own objects: the path of its run
+    `rels`, the scan's signature where it is the same; in the same order."""
+    shared = {}
+    for rel in rels:
+        sig = indexed.get(rel)
+        if sig is not None:
+            seen = scan[rel]
+            shared[rel] = seen if type(seen) is list and seen == sig else sig
+    return shared
 
 
 def _embed_text_of(fields: dict) -> EmbedText:

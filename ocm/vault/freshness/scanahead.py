@@ -41,10 +41,11 @@ def start(root: str) -> None:
     try:
         # Dot-folders and links are skipped, as in the scan; every regular file is listed
         # and `signatures` keeps the notes: find's `-name` on each of 100k files cost ~3.5k
-        # instructions (fnmatch), 40 % of its user time, on the search's critical path.
+        # instructions (fnmatch), 40 % of its user time, on the search's critical path
+        # (-type f first: `-type d -name .* -prune -o -type f` costs ~1.4k more a file).
         proc = subprocess.Popen(
-            ["find", *folders, "-mindepth", "1", "-type", "d", "-name", ".*", "-prune", "-o",
-             "-type", "f", "-printf", _FORMAT],
+            ["find", *folders, "-mindepth", "1", "-type", "f", "-printf", _FORMAT, "-o",
+             "-type", "d", "-name", ".*", "-prune"],
             cwd=root, stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C"})
     except OSError:  # no `find`

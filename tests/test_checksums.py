@@ -411,9 +411,9 @@ def test_a_search_that_finds_a_note_changed_reads_each_file_once(
     checks: list[str] = []
     real_check = checksums.Checksums.check
 
-    def check(self: checksums.Checksums) -> tuple[str | None, bool]:
+    def check(self: checksums.Checksums, watch: bool = False) -> tuple[str | None, bool]:
         checks.append("check")
-        return real_check(self)
+        return real_check(self, watch)
 
     monkeypatch.setattr(checksums.Checksums, "check", check)
     root = str(reopened.vault.root)
@@ -428,3 +428,60 @@ def test_a_search_that_finds_a_note_changed_reads_each_file_once(
     counts = Counter(name for name, _ in read)
     assert listed <= set(counts) and set(counts.values()) == {1}, counts
     assert {name for name, thread in read if thread == "ocm-checksums"} == listed
+
+
+def counted_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many checks of the index folder stat its files (`unwaited_check` calls)."""
+    done: list[int] = []
+    real = checksums.Checksums.unwaited_check
+
+    def counting(self: checksums.Checksums) -> tuple[str | None, bool]:
+        done.append(1)
+        return real(self)
+
+    monkeypatch.setattr(checksums.Checksums, "unwaited_check", counting)
+    return done
+
+
+def test_a_warm_process_checks_the_files_again_only_after_one_changed(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived process (the MCP server) watches the index folder from its third check
+    on: a search with nothing changed there stats no file; a file rewritten in place with
+    its size and mtime kept (which the (inode, mtime, size) check cannot see) is read again
+    and found, and another process's commit is checked and searched."""
+    clean = clean_scores(built)
+    reopened = fresh(built)
+    assert scores(reopened) == clean  # five searches: the watch is up
+    stats = counted_checks(monkeypatch)
+    assert scores(reopened) == clean and stats == []
+    damaged = biggest(built.vault.index_dir, "._content_len.col")
+    before = damaged.stat()
+    flip(damaged, keep_mtime=True)
+    assert damaged.stat()[6:9] == before[6:9] and damaged.stat().st_ino == before.st_ino
+    assert scores(reopened) == clean and stats
+    said = [n for n in reopened.notices if "checksum" in n]
+    assert len(said) == 1 and damaged.name in said[0], reopened.notices
+    stats.clear()
+    assert scores(reopened) == clean
+    other = fresh(built)  # another process commits a note
+    other.remember("redis ttl eviction storms", "gotcha", title="zq other redis", created=NOW)
+    other.search("redis")
+    stats.clear()
+    found = [h.title for h in reopened.search(SearchRequest(query="storms", now=NOW))]
+    assert found == ["zq other redis"] and stats == [1]
+
+
+def test_without_inotify_every_check_stats_the_files(
+        built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer.indexwatch import IndexWatch
+
+    monkeypatch.setattr(IndexWatch, "start", classmethod(lambda cls, folder: None))
+    clean = clean_scores(built)
+    reopened = fresh(built)
+    assert scores(reopened) == clean
+    stats = counted_checks(monkeypatch)
+    assert scores(reopened) == clean and len(stats) == len(QUERIES)
+    damaged = biggest(built.vault.index_dir, "._content_len.col")
+    flip(damaged)  # a new mtime: seen by the stat
+    assert scores(reopened) == clean
+    assert any(damaged.name in n and "checksum" in n for n in reopened.notices)

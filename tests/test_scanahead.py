@@ -319,3 +319,32 @@ def test_ocm_search_processes_see_every_change_between_two_searches(
                                "Kafka topics keep three replicas"]
     assert titles("rack") == []
     assert len(titles("kafka")) == 3
+
+
+def test_other_files_in_the_note_folders_are_listed_but_never_notes(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """find lists every regular file (a `-name` test on each cost more than the rest of its
+    work); the notes are picked out after. A listing with an editor's swap file and a
+    text file still vouches for the index; a change to such a file alone only sends the
+    search through the check, which finds the notes as they were."""
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.search("kafka")
+    project.index_for(project.vault).close()
+    root = project.vault.root
+    folder = next((root / "memories").rglob("*.md")).parent
+    (folder / ".kafka.md.swp").write_text("swap")
+    (folder / "notes.txt").write_text("not a note")
+    listing = listing_of(root)
+    assert b".kafka.md.swp" in listing and b"notes.txt" in listing
+    assert scanahead.signatures(listing) == Vault(root).note_signatures()
+
+    def search(query: str) -> list[str]:
+        scanahead.start(str(root))
+        return [hit.title for hit in Project.open(cwd=project.root).search(query)]
+
+    assert search("kafka")  # records the listing
+    with monkeypatch.context() as patch:
+        patch.setattr(NoteIndex, "_scan", lambda self, full=False: pytest.fail("scanned"))
+        assert search("kafka") == ["Kafka consumer lag alarms fire at 10k"]
+    (folder / ".kafka.md.swp").write_text("swap, longer now")
+    assert search("kafka") == ["Kafka consumer lag alarms fire at 10k"]

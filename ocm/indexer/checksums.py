@@ -50,6 +50,8 @@ from typing import Any, BinaryIO
 
 import xxhash
 
+from .indexwatch import IndexWatch
+
 SUMS = "checksums.json"
 # The block digests of the larger segment files, beside the table (`record` writes both):
 # {"block": BLOCK, "files": {name: [size, xxh3_64 of the whole file, the XXH3-64 of each
@@ -113,6 +115,19 @@ class Blocks:
 _BLOCKED: dict[str, Blocks] = {}
 # Files a block read found damaged: path -> (inode, mtime_ns, size); `check` names them.
 _BAD: dict[str, tuple[int, int, int]] = {}
+# Checks of a folder before its watch starts (`Checksums.check(watch=True)`): a one-shot
+# command checks once or twice and never pays for one.
+WATCH_AFTER_CHECKS = 2
+
+
+def _unverify(path: str) -> None:
+    """Forget that the file at `path` was found sound in this process: its next check
+    reads it whole again, and each of its blocks is checked again on its next read
+    (through files already open too)."""
+    _VERIFIED.pop(path, None)
+    blocks = _BLOCKED.get(path)
+    if blocks is not None:
+        blocks._ok[:] = bytes(len(blocks._ok))
 
 
 def blocks_of(path: str, handle: BinaryIO) -> Blocks | None:
@@ -309,6 +324,11 @@ class Checksums:
         self._path = folder / SUMS
         self._loaded: tuple[tuple[int, int, int], dict[str, list[int]]] | None = None
         self._blocks_loaded: tuple[tuple[int, int, int], dict[str, list]] | None = None
+        # A long-lived process's watch on the folder (`check(watch=True)`), started at its
+        # WATCH_AFTER_CHECKS-th check; whether the last check found nothing to name or record.
+        self._watch: IndexWatch | None = None
+        self._checks = 0
+        self._clean = False
 
     def _table(self) -> dict[str, list[int]]:
         """{name: [size, xxh3_64]}, parsed again only when the file changed; {} when
@@ -359,17 +379,40 @@ class Checksums:
         except OSError:
             return []
 
-    def check(self) -> tuple[str | None, bool]:
+    def check(self, watch: bool = False) -> tuple[str | None, bool]:
         """(the name of a file that fails its checksum or None, whether `record` has
         something to add: a segment file with no checksum, or a large one with no block
         digests). Waits for a check of this folder started ahead, whose digests it then
         takes. A file with block digests is not read here: its blocks are checked as they
         are read (`opened`, `blocks_of`), and a block found bad is named by the next
-        check."""
+        check. `watch` (a process that checks again and again): from the
+        WATCH_AFTER_CHECKS-th check on, the folder is watched (ocm/indexer/indexwatch.py)
+        and a check after one that found nothing, with no file of the check's changed
+        since and no block found bad, answers at once; a file the kernel says was written
+        is checked again even when its (inode, mtime, size) are those checked."""
         ahead = _AHEAD.get(os.fspath(self.folder))
         if ahead is not None:
             ahead.segments_done.wait()
-        return self.unwaited_check()
+        if not watch:
+            return self.unwaited_check()
+        if self._watch is not None:
+            changed = self._watch.changed()
+            if changed is None:
+                self._watch.close()
+                self._watch, self._clean = None, False
+            else:
+                changed = {n for n in changed if n in (SUMS, BLOCKS) or _SEGMENT_FILE.match(n)}
+                for name in changed:
+                    _unverify(os.path.join(self.folder, name))
+                if not changed and self._clean and not _BAD:
+                    return None, False
+        elif self._checks >= WATCH_AFTER_CHECKS:
+            # Watched before the check below: nothing changed after it goes unseen.
+            self._watch = IndexWatch.start(self.folder)
+        self._checks += 1
+        found = self.unwaited_check()
+        self._clean = found == (None, False)
+        return found
 
     def unwaited_check(self) -> tuple[str | None, bool]:
         """`check`, without waiting for a check started ahead (that one's own)."""

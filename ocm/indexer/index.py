@@ -448,13 +448,13 @@ class NoteIndex:
         with no checksum yet) is recorded when no writer
         holds the index lock."""
         sums = self._manifest.sums
-        bad, to_record = sums.check()
+        bad, to_record = sums.check(watch=self.watch_enabled)
         removed = []
         while report is not None and bad is not None and bad.endswith(".ocmpost"):
             self.close()
             sums.forget(bad)
             removed.append(bad)
-            bad, to_record = sums.check()
+            bad, to_record = sums.check(watch=self.watch_enabled)
         if bad is not None:
             if report is not None:
                 report.notice = (f"ocm: search index file {bad} failed its checksum; "

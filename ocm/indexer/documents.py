@@ -55,7 +55,8 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     fm = note.fm
     files = note.files()
     goal = note.goal[:MAX_TITLE_CHARS]
-    todos = "\n".join(note.items("work completed") + note.items("work to be completed"))
+    pending = note.items("work to be completed")
+    todos = "\n".join(note.items("work completed") + pending)
     decisions = doc.section_text("architecture decisions")
     summary = doc.section_text("work done")
     rest = [block.title + "\n" + block.text() for block in doc.blocks
@@ -67,7 +68,7 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     meta = {
         "title": title[:SHOWN_TITLE_CHARS], "files": [f"{p}" for p in files][:20],
         "changes": {c: sum(1 for v in files.values() if v == c) for c in CHANGE_TYPES},
-        "pending": note.items("work to be completed")[:20],
+        "pending": pending[:20],
         "ended_at": fm.get("ended_at") and str(parse_timestamp(fm.get("ended_at")) or ""),
         "agent_session_id": str(fm.get("agent_session_id") or ""),
         "tags": _strs(fm.get("tags")), "sketch": _sketch(goal, todos),

@@ -186,7 +186,7 @@ class BulkFieldWriter(W3FieldWriter):
         start = self._post_at
         if start is None:
             start = self._postfile.tell()
-        self._postfile.write(block)
+        self._postfile.file.write(block)  # (StructFile.write only hands it on)
         self._post_at = start + len(block)
         self._add_term_row(pack_ushort(self._fieldid) + btext,
                            head + pack_long(start) + pack_int(len(block)))
@@ -203,7 +203,7 @@ class BulkFieldWriter(W3FieldWriter):
             at = tindex.dbfile.tell()
         row = b"".join((_ROW_LENGTHS.pack(len(key), len(value)), key, value))
         tindex.index.append(at)
-        tindex.dbfile.write(row)
+        tindex.dbfile.file.write(row)
         h = tindex.hashfn(key)
         tindex.buckets[h & 255].append((h, at))
         tindex.lastkey = key

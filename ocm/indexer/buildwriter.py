@@ -37,6 +37,16 @@ _Postings = tuple[array, array, array]  # term numbers, docnums, codes
 _TERMS_AT_ONCE = 4096
 
 
+class _Numbers(dict):
+    """A field's terms and their numbers, in the order the field met them: a term not
+    there yet is numbered when first looked up, so a document's terms are numbered by one
+    `map` in C (not a `setdefault` and a `len` per term in Python)."""
+
+    def __missing__(self, term: Any) -> int:
+        number = self[term] = len(self)
+        return number
+
+
 class BuildWriter(SegmentWriter):
     """A writer for a new segment filled only by `add_document` (no deletions, merges or
     `add_reader`); it needs the bulk codec (:class:`BuildCodec`)."""
@@ -50,7 +60,7 @@ class BuildWriter(SegmentWriter):
         super().__init__(ix, **kwargs)
         assert isinstance(self.codec, BuildCodec)
         # field -> term (str where the field's format gives words, else bytes) -> number
-        self._terms: dict[str, dict[Any, int]] = {}
+        self._terms: dict[str, _Numbers] = {}
         self._postings: dict[str, _Postings] = {}
         self._codes: dict[str, dict[tuple[float, bytes], int]] = {}
 
@@ -91,7 +101,7 @@ class BuildWriter(SegmentWriter):
         """File the postings of one field of the current document; its length."""
         terms = self._terms.get(fieldname)
         if terms is None:
-            terms = self._terms[fieldname] = {}
+            terms = self._terms[fieldname] = _Numbers()
             self._codes[fieldname] = {}
             self._postings[fieldname] = (array("I"), array("I"), array("I"))
         codes = self._codes[fieldname]
@@ -118,10 +128,7 @@ class BuildWriter(SegmentWriter):
             code = codes.get(key)
             if code is None:
                 code = codes[key] = len(codes)
-            number = terms.get(term)
-            if number is None:
-                number = terms[term] = len(terms)
-            numbers.append(number)
+            numbers.append(terms[term])
             docnums.append(docnum)
             coded.append(code)
         return length if field.scorable else 0
@@ -143,10 +150,9 @@ class BuildWriter(SegmentWriter):
             if code is None:
                 code = codes[key] = len(codes)
             code_of[n] = code
-        add = terms.setdefault
-        numbers.extend([add(term, len(terms)) for term in counts])
+        numbers.extend(map(terms.__getitem__, counts))
         docnums.extend(repeat(self.docnum, len(counts)))
-        coded.extend([code_of[n] for n in counts.values()])
+        coded.extend(map(code_of.__getitem__, counts.values()))
         return sum(counts.values()) if field.scorable else 0
 
     def _sorted_terms(self) -> Iterator[Terms]:

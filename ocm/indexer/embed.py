@@ -196,8 +196,9 @@ class Embedder:
         if not total:
             return out
         ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=total)
-        rows = np.asarray(matrix)[np.minimum(ids, matrix.shape[0] - 1)].astype(
-            np.float32, copy=False)
+        # (`take` clipping the ids: the rows `matrix[np.minimum(ids, last)]` gives, faster)
+        rows = np.take(np.asarray(matrix), ids, axis=0, mode="clip").astype(np.float32,
+                                                                            copy=False)
         counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         starts = np.cumsum(counts) - counts
         # Texts of a few tokens (a note's words) a length at a time: their rows added in

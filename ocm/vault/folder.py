@@ -53,12 +53,19 @@ def read_note_text(path: Path) -> str:
             raise NoteFormatError(path, "is a symbolic link; ocm never reads through links"
                                   ) from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(MAX_NOTE_BYTES + 1)
-        if len(raw) > MAX_NOTE_BYTES:
-            raw += handle.read()
+    try:
+        # Asked for the file's size (+1, to see it grew), not MAX_NOTE_BYTES: a buffered
+        # `read(n)` allocates n bytes first, 2 MB for every note a build reads.
+        size = os.fstat(fd).st_size
+        raw = os.read(fd, min(size, MAX_NOTE_BYTES) + 1)
+        while len(raw) <= MAX_NOTE_BYTES and (
+                more := os.read(fd, MAX_NOTE_BYTES + 1 - len(raw))):
+            raw += more
+    finally:
+        os.close(fd)
     if len(raw) > MAX_NOTE_BYTES:
-        raise NoteFormatError(path, f"note is {len(raw):,} bytes (max {MAX_NOTE_BYTES:,})")
+        raise NoteFormatError(path, f"note is {max(size, len(raw)):,} bytes "
+                                    f"(max {MAX_NOTE_BYTES:,})")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

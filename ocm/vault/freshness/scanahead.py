@@ -101,6 +101,5 @@ def signatures(listing: bytes) -> dict[str, list[int]] | None:
         seconds, dot, fraction = fields[at + 1].partition(".")
         if not (seconds.isdigit() and dot and len(fraction) >= 9 and fraction.isdigit()):
             return None
-        out[path] = [int(seconds) * 1_000_000_000 + int(fraction[:9]),
-                           int(fields[at + 2])]
+        out[path] = [int(seconds) * 1_000_000_000 + int(fraction[:9]), int(fields[at + 2])]
     return out

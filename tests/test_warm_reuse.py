@@ -58,26 +58,29 @@ def test_kept_words_give_the_floats_of_embedding_the_whole_list(
     assert kept.at == {}
 
 
-def test_rows_found_in_a_loaded_file_follow_a_file_written_again(tmp_path: Path) -> None:
+def _write_vectors(folder: Path, paths: list[str]) -> None:
+    """A vectors file of `paths` (zero rows) written into `folder`."""
     import numpy as np
 
-    def write(paths: list[str]) -> None:
-        store = VectorStore(tmp_path)
-        store.paths = paths
-        store.sigs = [[i, i] for i in range(len(paths))]
-        store.parts = [0] * len(paths)
-        store.matrix = np.zeros((len(paths), embed.DIM), dtype=np.float32)
-        store.part_matrix = np.zeros((0, embed.DIM), dtype=np.float32)
-        store._save()
+    store = VectorStore(folder)
+    store.paths = paths
+    store.sigs = [[i, i] for i in range(len(paths))]
+    store.parts = [0] * len(paths)
+    store.matrix = np.zeros((len(paths), embed.DIM), dtype=np.float32)
+    store.part_matrix = np.zeros((0, embed.DIM), dtype=np.float32)
+    store._save()
 
-    write(["memories/c.md", "memories/a.md", "sessions/b.md"])
+
+def test_rows_found_in_a_loaded_file_follow_a_file_written_again(tmp_path: Path) -> None:
+    _write_vectors(tmp_path, ["memories/c.md", "memories/a.md", "sessions/b.md"])
     read = VectorStore(tmp_path)
     read._load()
     asked = ["memories/a.md", "sessions/b.md", "memories/c.md", "memories/gone.md"]
     assert [read.row(rel) for rel in asked] == [1, 2, 0, None]
     assert [read.row(rel) for rel in asked] == [1, 2, 0, None]  # the kept answers
     # Another file (a note added, the rows in another order): its own rows, not the kept.
-    write(["memories/gone.md", "sessions/b.md", "memories/a.md", "memories/c.md"])
+    _write_vectors(tmp_path,
+                   ["memories/gone.md", "sessions/b.md", "memories/a.md", "memories/c.md"])
     read._load()
     assert "paths" in read._raw  # still the file's members, searched, not a list
     assert [read.row(rel) for rel in asked] == [2, 1, 3, 0]
@@ -87,21 +90,10 @@ def test_a_searchs_rows_in_one_look_equal_each_rows_own(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """`rows` answers as `row` does for each path: while the paths are the file's member
     (binary searches), once a warm process made them a dict, and after another file."""
-    import numpy as np
-
     from ocm.indexer import vectors
 
-    def write(paths: list[str]) -> None:
-        store = VectorStore(tmp_path)
-        store.paths = paths
-        store.sigs = [[i, i] for i in range(len(paths))]
-        store.parts = [0] * len(paths)
-        store.matrix = np.zeros((len(paths), embed.DIM), dtype=np.float32)
-        store.part_matrix = np.zeros((0, embed.DIM), dtype=np.float32)
-        store._save()
-
     monkeypatch.setattr(vectors, "ROWS_LOOKED_BEFORE_LISTS", 4)
-    write(["memories/c.md", "memories/a.md", "sessions/b.md", "memories/ä.md"])
+    _write_vectors(tmp_path, ["memories/c.md", "memories/a.md", "sessions/b.md", "memories/ä.md"])
     read = VectorStore(tmp_path)
     read._load()
     asked = ["memories/a.md", "memories/gone.md", "sessions/b.md", "memories/ä.md",
@@ -113,7 +105,7 @@ def test_a_searchs_rows_in_one_look_equal_each_rows_own(tmp_path: Path,
     assert read.rows(asked) == [read.row(rel) for rel in asked]
     assert read.rows([]) == []
     # Another file: its own rows, not the dict made for the last one.
-    write(["memories/gone.md", "memories/c.md", "memories/a.md"])
+    _write_vectors(tmp_path, ["memories/gone.md", "memories/c.md", "memories/a.md"])
     read._load()
     assert read.rows(asked) == [2, 0, None, None, 1, None, 2]
     assert read.rows(asked) == [2, 0, None, None, 1, None, 2]

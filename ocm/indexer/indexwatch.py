@@ -17,41 +17,27 @@ returns None and the caller stats every file each time, as before.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Any
 
-_FILE_EVENTS = ("MODIFY", "ATTRIB", "CLOSE_WRITE", "CREATE", "DELETE", "MOVED_FROM",
-                "MOVED_TO")
-# Events after which the folder is no longer what was watched.
-_RESET_EVENTS = ("DELETE_SELF", "MOVE_SELF", "Q_OVERFLOW", "IGNORED", "UNMOUNT")
+from ocm.vault.freshness.watch import InotifyWatch
 
 
-class IndexWatch:
+class IndexWatch(InotifyWatch):
     """An inotify watch on one folder; names of the files that changed there."""
 
     def __init__(self, inotify: Any, flags: Any) -> None:
-        self._inotify = inotify
-        self._reset = 0
-        for name in _RESET_EVENTS:
-            self._reset |= getattr(flags, name)
+        super().__init__(inotify, flags)
+        self._onlydir = flags.ONLYDIR
 
     @classmethod
     def start(cls, folder: str | os.PathLike[str]) -> IndexWatch | None:
         """Watch `folder` from now on; None where that is impossible."""
-        try:
-            from inotify_simple import INotify, flags
-        except ImportError:  # not Linux, or the optional dependency is missing
+        watch = cls._opened()
+        if watch is None:
             return None
         try:
-            watch = cls(INotify(), flags)
-        except (OSError, AttributeError):  # no inotify, or out of instances
-            return None
-        mask = flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR
-        for name in _FILE_EVENTS:
-            mask |= getattr(flags, name)
-        try:
-            watch._inotify.add_watch(os.fspath(folder), mask)
+            watch._inotify.add_watch(os.fspath(folder), watch._mask | watch._onlydir)
         except OSError:  # the folder is gone, or out of watches
             watch.close()
             return None
@@ -60,17 +46,12 @@ class IndexWatch:
     def changed(self) -> set[str] | None:
         """Names of the files changed in the folder since the last call (or the start);
         None when only a check of every file can tell (then `close` and start anew)."""
-        try:
-            events = self._inotify.read(timeout=0)
-        except OSError:
+        events = self._events()
+        if events is None:
             return None
         names: set[str] = set()
         for event in events:
-            if event.mask & self._reset:
+            if event.mask & self._reset_mask:
                 return None
             names.add(event.name)
         return names
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._inotify.close()

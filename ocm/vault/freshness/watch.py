@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 _FILE_EVENTS = ("MODIFY", "ATTRIB", "CLOSE_WRITE", "CREATE", "DELETE", "MOVED_FROM",
                 "MOVED_TO")
@@ -25,21 +25,58 @@ _FILE_EVENTS = ("MODIFY", "ATTRIB", "CLOSE_WRITE", "CREATE", "DELETE", "MOVED_FR
 _RESET_EVENTS = ("DELETE_SELF", "MOVE_SELF", "Q_OVERFLOW", "IGNORED", "UNMOUNT")
 
 
-class NoteWatch:
+def _mask(flags: Any, names: Iterable[str]) -> int:
+    mask = 0
+    for name in names:
+        mask |= getattr(flags, name)
+    return mask
+
+
+class InotifyWatch:
+    """An inotify instance: what ocm's watches are built on (`NoteWatch` here, the index
+    folder's `IndexWatch` in ocm/indexer/indexwatch.py)."""
+
+    def __init__(self, inotify: Any, flags: Any) -> None:
+        self._inotify = inotify
+        # What a watch of files in a folder asks for, and the events after which the
+        # watched folders are no longer what was watched.
+        self._mask = _mask(flags, _FILE_EVENTS + ("DELETE_SELF", "MOVE_SELF"))
+        self._reset_mask = _mask(flags, _RESET_EVENTS)
+
+    @classmethod
+    def _opened(cls, *args: Any) -> Self | None:
+        """`cls(inotify, flags, *args)` on a new inotify instance; None where there is none."""
+        try:
+            from inotify_simple import INotify, flags
+        except ImportError:  # not Linux, or the optional dependency is missing
+            return None
+        try:
+            return cls(INotify(), flags, *args)
+        except (OSError, AttributeError):  # no inotify, or out of instances
+            return None
+
+    def _events(self) -> list[Any] | None:
+        """The events since the last read, without waiting; None when they cannot be read."""
+        try:
+            return self._inotify.read(timeout=0)
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._inotify.close()
+
+
+class NoteWatch(InotifyWatch):
     """inotify watches on a set of note folders; relative paths of the `.md` files that
     changed since the previous call to `changes()`."""
 
     def __init__(self, inotify: Any, flags: Any, root: str) -> None:
-        self._inotify = inotify
+        super().__init__(inotify, flags)
         self._root = root
         self._folders: dict[int, str] = {}
-        self._mask = 0
-        for name in _FILE_EVENTS + ("DELETE_SELF", "MOVE_SELF"):
-            self._mask |= getattr(flags, name)
-        self._reset_mask = 0
-        for name in _RESET_EVENTS:
-            self._reset_mask |= getattr(flags, name)
         self._isdir = flags.ISDIR
+        self._root_mask = _mask(flags, ("CREATE", "DELETE", "MOVED_FROM", "MOVED_TO", "ONLYDIR"))
         self._root_wd = -1
         self._tops: frozenset[str] = frozenset()
 
@@ -47,17 +84,11 @@ class NoteWatch:
     def start(cls, root: str, tops: Iterable[str], folders: Iterable[str]) -> NoteWatch | None:
         """Watch the note `folders` (absolute paths under `root`) and, in `root`, the coming
         and going of the top note folders named `tops`; None where that is impossible."""
-        try:
-            from inotify_simple import INotify, flags
-        except ImportError:  # not Linux, or the optional dependency is missing
+        watch = cls._opened(root)
+        if watch is None:
             return None
         try:
-            watch = cls(INotify(), flags, root)
-        except (OSError, AttributeError):  # no inotify, or out of instances
-            return None
-        try:
-            watch._root_wd = watch._inotify.add_watch(root, flags.CREATE | flags.DELETE | (
-                flags.MOVED_FROM | flags.MOVED_TO | flags.ONLYDIR))
+            watch._root_wd = watch._inotify.add_watch(root, watch._root_mask)
             watch._tops = frozenset(tops)
             for folder in folders:
                 watch._add(folder)
@@ -73,9 +104,8 @@ class NoteWatch:
     def changes(self) -> set[str] | None:
         """Relative paths of notes created, changed, deleted or renamed since the last
         call; None when only a full scan can tell (then call `close` and start anew)."""
-        try:
-            events = self._inotify.read(timeout=0)
-        except OSError:
+        events = self._events()
+        if events is None:
             return None
         changed: set[str] = set()
         for event in events:
@@ -92,7 +122,3 @@ class NoteWatch:
             if name.endswith(".md") and not name.startswith("."):
                 changed.add(f"{folder}/{name}")
         return changed
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._inotify.close()

@@ -16,9 +16,9 @@ from whoosh import index as windex
 from ocm.indexer import index as index_module
 from ocm.indexer import rankcolumn
 from ocm.indexer import search as engine
-from ocm.indexer.columnreads import PreadColumn
+from ocm.indexer.columnreads import PreadColumn, column_read
 from ocm.indexer.hits import Filters
-from ocm.indexer.schema import RANK_FIELD, build_schema
+from ocm.indexer.schema import RANK_COLUMN, RANK_FIELD, build_schema
 from ocm.project import Project, SearchRequest
 
 NOTES = index_module.FORK_MIN_NOTES + 20
@@ -46,7 +46,7 @@ def _segments(project: Project) -> list[tuple[int, bool]]:
     found = []
     with ix.searcher() as searcher:
         for reader, _ in searcher.ixreader.leaf_readers():
-            read = rankcolumn.reader(reader)
+            read = column_read(reader, RANK_FIELD, RANK_COLUMN, rankcolumn.decode)
             docs = [doc for doc in range(reader.doc_count_all()) if not reader.is_deleted(doc)]
             same = read is not None and all(
                 read(doc) == rankcolumn.row_of(reader.stored_fields(doc)) for doc in docs)
@@ -174,7 +174,7 @@ def test_a_row_marshal_cannot_hold_is_left_empty(tmp_path: Path, compound: bool)
     writer.commit()
     with ix.searcher() as searcher:
         (reader, _), = searcher.ixreader.leaf_readers()
-        read = rankcolumn.reader(reader)
+        read = column_read(reader, RANK_FIELD, RANK_COLUMN, rankcolumn.decode)
         # One `pread` a row from a file of its own; a compound file's through Whoosh.
         assert read is not None and isinstance(read, PreadColumn) is not compound
         assert read(0) is None  # its hits are made from the stored fields

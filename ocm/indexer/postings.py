@@ -32,11 +32,11 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN, STORED_COLUMN, W3LeafMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
-from .columnreads import ColumnRead, column_read
+from .columnreads import ColumnRead, Decode, column_read
 from .rankcolumn import Row
-from .rankcolumn import reader as rank_reader
+from .rankcolumn import decode as decode_row
 from .savedpostings import SavedPostings, term_key
-from .schema import CHUNKS_COLUMN, RANK_FIELD
+from .schema import CHUNKS_COLUMN, RANK_COLUMN, RANK_FIELD
 
 if TYPE_CHECKING:
     import numpy as np
@@ -222,16 +222,14 @@ class SegmentCache:
     def rank_row(self, reader: Any, doc: int) -> Row | None:
         """A document's row of the rank column (ocm/indexer/rankcolumn.py); None for a
         segment or note without one. Not kept: a read costs about what a lookup would."""
-        key = (_segment_key(reader), RANK_FIELD)
-        if key not in self._columns:
-            self._columns[key] = rank_reader(reader)
-        read = self._columns[key]
+        read = self._column(reader, RANK_FIELD, RANK_COLUMN, decode_row)
         return read(doc) if read is not None else None
 
-    def _column(self, reader: Any, name: str, column: Any) -> ColumnRead | None:
+    def _column(self, reader: Any, name: str, column: Any,
+                decode: Decode | None = None) -> ColumnRead | None:
         key = (_segment_key(reader), name)
         if key not in self._columns:
-            self._columns[key] = column_read(reader, name, column)
+            self._columns[key] = column_read(reader, name, column, decode)
         return self._columns[key]
 
     def _forget(self, key: tuple[str, str, str]) -> None:

@@ -13,9 +13,9 @@ record's replacement, a filter on files or author.
 
 It is a Whoosh column of the schema (`schema.RANK_FIELD`): the full build's writers, the
 incremental commit and a merge of segments (`add_reader`) all write it as they write the other
-columns. An index built before the column existed has a schema without it: its notes get
-no row (`add_row`) and its candidates are made from the stored fields as before
-(`row_of`), the same tuple. A note whose values `marshal` cannot hold (a hand-written
+columns, and a search reads it through `SegmentCache.rank_row` with `decode`. An index
+built before the column existed has a schema without it: its notes get no row (`add_row`)
+and its candidates are made from the stored fields as before (`row_of`), the same tuple. A note whose values `marshal` cannot hold (a hand-written
 importance YAML made a date) gets an empty row and is read the same way.
 """
 
@@ -24,8 +24,7 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
-from .columnreads import ColumnRead, column_read
-from .schema import RANK_COLUMN, RANK_FIELD
+from .schema import RANK_FIELD
 
 # marshal's format version written (stable since Python 3.4).
 _VERSION = 4
@@ -55,12 +54,7 @@ def add_row(schema: Any, fields: dict[str, Any]) -> None:
             fields[RANK_FIELD] = b""
 
 
-def _decode(raw: bytes) -> Row | None:
+def decode(raw: bytes) -> Row | None:
+    """A row from its bytes in the column (`columnreads.column_read`'s `decode`)."""
     row = marshal.loads(raw)
     return row if isinstance(row, tuple) and len(row) == _ROW_LENGTH else None
-
-
-def reader(segment_reader: Any) -> ColumnRead | None:
-    """How to read a segment's rows by local doc number (None for a note without one);
-    None when the segment has no rank column."""
-    return column_read(segment_reader, RANK_FIELD, RANK_COLUMN, _decode)

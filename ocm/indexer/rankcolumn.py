@@ -15,8 +15,9 @@ It is a Whoosh column of the schema (`schema.RANK_FIELD`): the full build's writ
 incremental commit and a merge of segments (`add_reader`) all write it as they write the other
 columns, and a search reads it through `SegmentCache.rank_row` with `decode`. An index
 built before the column existed has a schema without it: its notes get no row (`add_row`)
-and its candidates are made from the stored fields as before (`row_of`), the same tuple. A note whose values `marshal` cannot hold (a hand-written
-importance YAML made a date) gets an empty row and is read the same way.
+and its candidates are made from the stored fields as before (`row_of`), the same tuple.
+A note whose values `marshal` cannot hold (a hand-written importance YAML made a date)
+gets an empty row and is read the same way.
 """
 
 from __future__ import annotations

@@ -64,16 +64,21 @@ def _run(module: ModuleType, spec: Any, name: str) -> Any:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
 
 
-def _morph_en(module: ModuleType, spec: Any) -> None:
-    def variations(word: str) -> Any:
-        return _run(module, spec, "variations")(word)
-
+def _module_getattr(module: ModuleType, spec: Any) -> Any:
+    """The deferred module's `__getattr__`: any name (a class, a table) runs its code."""
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         return _run(module, spec, name)
 
-    module.__dict__.update(variations=variations, __getattr__=__getattr__)
+    return __getattr__
+
+
+def _morph_en(module: ModuleType, spec: Any) -> None:
+    def variations(word: str) -> Any:
+        return _run(module, spec, "variations")(word)
+
+    module.__dict__.update(variations=variations, __getattr__=_module_getattr(module, spec))
 
 
 class _Classes(Mapping):
@@ -91,9 +96,5 @@ class _Classes(Mapping):
 
 
 def _snowball(module: ModuleType, spec: Any) -> None:
-    def __getattr__(name: str) -> Any:  # a stemmer class by its name: the whole package
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _run(module, spec, name)
-
-    module.__dict__.update(classes=_Classes(), __getattr__=__getattr__)
+    # (a stemmer class asked for by its name: the whole package runs)
+    module.__dict__.update(classes=_Classes(), __getattr__=_module_getattr(module, spec))

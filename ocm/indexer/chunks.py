@@ -157,29 +157,48 @@ def _term_positions(text: str, terms: list[str],
     order, at most `cap` places per term. Only the words that begin with a term's first
     letters are analysed (found with `str.find`, not by scanning every word: chunks can be
     long transcripts)."""
-    wanted = set(terms)
+    wanted = frozenset(terms)
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters lower to two: keep offsets exact
         lowered = text
     found: dict[int, frozenset[str]] = {}
-    yields: dict[str, frozenset[str]] = {}  # word -> the query terms it is indexed as
+    yields = _yields_of(wanted)  # word -> the query terms it is indexed as
+    find, word_at = lowered.find, _RAW_TOKEN.match
     for prefix in sorted({term[:PREFIX] for term in wanted}):  # (not in hash order)
-        at = lowered.find(prefix)
+        at = find(prefix)
         taken = 0
         while at != -1 and taken < cap:
             # A term starts a word or a part of one (`src/api/client.py`, `embed_server`).
             if (at == 0 or not lowered[at - 1].isalnum()) and at not in found:
-                word = _RAW_TOKEN.match(text, at)
+                word = word_at(text, at)
                 if word is not None:
                     raw = word.group()
                     here = yields.get(raw)
                     if here is None:
-                        here = yields[raw] = frozenset(wanted.intersection(_word_terms(raw)))
+                        here = yields[raw] = wanted.intersection(_word_terms(raw))
                     if here:
                         found[at] = here
                         taken += 1
-            at = lowered.find(prefix, at + 1)
+            at = find(prefix, at + 1)
     return sorted(found.items())
+
+
+# Query term sets whose words' yields are kept (_yields_of): a search scores the chunks of
+# its ~10 shown hits and makes their snippets with one set.
+TERM_SETS_KEPT = 8
+_YIELDS: dict[frozenset[str], dict[str, frozenset[str]]] = {}
+
+
+def _yields_of(wanted: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Word of text -> the terms of `wanted` it is indexed as, kept for the last
+    TERM_SETS_KEPT term sets (all dropped at once when a new set would make one more): a
+    search's hits share words, and its snippets are made from the chunks it scored."""
+    found = _YIELDS.get(wanted)
+    if found is None:
+        if len(_YIELDS) >= TERM_SETS_KEPT:
+            _YIELDS.clear()
+        found = _YIELDS[wanted] = {}
+    return found
 
 
 def _densest(hits: list[tuple[int, frozenset[str]]], span: int) -> int:

@@ -19,7 +19,7 @@ from ocm.vault.memories import DEFAULT_IMPORTANCE, EVERGREEN_TYPES, HIDDEN_STATU
 from . import confidence
 from . import ontopic as on_topic
 from .chunks import chunk_of, scored_chunks
-from .hits import Filters, Hit, holds_file
+from .hits import Filters, Hit, candidate, holds_file
 from .index import NoteIndex
 from .meaning import WordCheck, doc_number
 from .postings import PostingScorer, best
@@ -206,15 +206,16 @@ def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> 
         meta = stored.get("meta") or {}
         row = row_of(stored)
     ident, kind, type_, title, status, tool, scope, epoch, rel, importance = row
-    return Hit(
-        id=ident, kind=kind, type=type_, title=title, status=status, tool=tool, scope=scope,
-        date=datetime.fromtimestamp(epoch) if epoch else None,
-        path=_note_path(index.resolved_root, rel), meta=meta,
-        meta_source=partial(scorer.meta, number) if meta is None else None,
-        _importance=importance, project=index.vault.project, score=score,
-        chunk_source=partial(scorer.chunks, number),
-        relpath=rel,
-    )
+    return candidate({
+        "id": ident, "kind": kind, "type": type_, "title": title, "status": status,
+        "tool": tool, "scope": scope,
+        "date": datetime.fromtimestamp(epoch) if epoch else None,
+        "path": _note_path(index.resolved_root, rel), "_meta": meta,
+        "meta_source": partial(scorer.meta, number) if meta is None else None,
+        "_importance": importance, "project": index.vault.project, "score": score,
+        "chunk_source": partial(scorer.chunks, number),
+        "relpath": rel,
+    })
 
 
 def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Filters,

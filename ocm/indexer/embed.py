@@ -22,8 +22,10 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import struct
 import time
+from array import array
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,15 @@ SHORT_TOKENS = 16
 # at once (16 notes of ~1,200 tokens: ~20 MB in flight per process during a build).
 MODEL_BATCH = 16
 _OFF = ("0", "false", "no", "off", "")
+# A token id as `_token_ids` packs it (an unsigned int of the machine's `array("I")`).
+_ID_BYTES = array("I").itemsize
+# A normalized text's segments: a `▁`-run and the characters up to the next one (it starts
+# with one); how many distinct ones a process keeps tokenized (~200 bytes each; more only
+# while one batch of texts holds more).
+_SEGMENTS = re.compile("\u2581+[^\u2581]*")
+SEGMENTS_KEPT = 20_000
+# The tokenizer's added tokens, matched in the raw text before it is normalized.
+_ADDED = re.compile("<unk>|<s>|</s>")
 
 
 def enabled(vault_root: Path | None = None) -> bool:
@@ -125,6 +136,8 @@ class Embedder:
         self.matrix = _weights(folder)
         self._tokenizer: Tokenizer | None = None
         self._bulk: tuple[Any, Any] | None = None
+        # A text's segment (`_token_ids`) -> its token ids, at most SEGMENTS_KEPT of them.
+        self._segments: dict[str, bytes] = {}
 
     def embed(self, texts: list[str], cache: Path | None = None) -> Any:
         """Embeddings of `texts`, shape (len(texts), DIM); `cache` is a folder that may keep
@@ -153,18 +166,49 @@ class Embedder:
 
     def _compiled(self, texts: list[str]) -> Any:
         """`_lean`'s vectors (the same floats) with the wheel's tokenizer compiled
-        (`compiled()`): the token ids of MODEL_BATCH texts at a time, unpadded, pooled
-        over the rows as float32 (the values of the float16 rows `_lean` reads)."""
+        (`compiled()`): the token ids of MODEL_BATCH texts at a time (`_token_ids`),
+        pooled over the rows as float32 (the values of the float16 rows `_lean` reads)."""
         import numpy as np
 
-        tokenizer, rows = self.compiled()
-        # (no offsets needed: `encode_batch_fast` where this tokenizers has it)
-        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+        _, rows = self.compiled()
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for at in range(0, len(texts), MODEL_BATCH):
-            encoded = encode(texts[at:at + MODEL_BATCH], add_special_tokens=False)
-            out[at:at + len(encoded)] = self._pooled([got.ids for got in encoded], rows)
+            packed = self._token_ids(texts[at:at + MODEL_BATCH])
+            counts = np.fromiter(map(len, packed), dtype=np.int64, count=len(packed))
+            out[at:at + len(packed)] = self._pooled_ids(
+                np.frombuffer(b"".join(packed), dtype=f"=u{_ID_BYTES}"), counts // _ID_BYTES, rows)
         return out
+
+    def _token_ids(self, texts: list[str]) -> list[bytes]:
+        """The compiled tokenizer's ids of each text, packed (`array("I")` bytes), a
+        segment at a time. No merge joins across the start of a `▁`-run that follows a
+        character (`bpe.py`), so a text's ids are its segments' ids one after the other:
+        each distinct segment goes once through the compiled BPE model and is remembered,
+        and a note's ~300 segments are looked up (the whole pipeline costs ~0.6 us a
+        character, ~1 ms a note: most of a build's embedding, and more than any other step
+        of reading a note). A text holding an added token (`<s>`...), which the pipeline
+        matches before normalizing, goes through the whole pipeline."""
+        tokenizer, _ = self.compiled()
+        known = self._segments
+        split: list[list[str] | None] = []
+        for text in texts:
+            if _ADDED.search(text):
+                split.append(None)
+            else:  # the normalizer's work: `▁` before a non-empty text, `▁` for each space
+                split.append(_SEGMENTS.findall("\u2581" + text.replace(" ", "\u2581"))
+                             if text else [])
+        new = {segment for segments in split if segments for segment in segments
+               if segment not in known}
+        if new:
+            if len(known) + len(new) > SEGMENTS_KEPT:  # (then this batch's alone)
+                known.clear()
+                new = {segment for segments in split if segments for segment in segments}
+            tokenize = tokenizer.model.tokenize
+            for segment in new:
+                known[segment] = array("I", [token.id for token in tokenize(segment)]).tobytes()
+        return [b"".join(map(known.__getitem__, segments)) if segments is not None
+                else array("I", tokenizer.encode(text, add_special_tokens=False).ids).tobytes()
+                for text, segments in zip(texts, split, strict=True)]
 
     def compiled(self) -> tuple[Any, Any]:  # -> (tokenizers.Tokenizer, numpy array)
         """The wheel's tokenizer in `tokenizers` (Rust, what wordllama loads it with),
@@ -188,18 +232,26 @@ class Embedder:
         (`matrix`: float16 or float32, the same values)."""
         import numpy as np
 
-        out = np.zeros((len(encoded), DIM), dtype=np.float32)
+        total = sum(map(len, encoded))
+        ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=total)
+        counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        return Embedder._pooled_ids(ids, counts, matrix)
+
+    @staticmethod
+    def _pooled_ids(ids: Any, counts: Any, matrix: Any) -> Any:
+        """`_pooled` from all texts' token ids one after the other (`ids`) and each text's
+        count of them (`counts`), numpy arrays."""
+        import numpy as np
+
+        out = np.zeros((len(counts), DIM), dtype=np.float32)
         # All texts' token rows in one gather from the plain array (indexing the memmap
         # costs ~10 µs a call, and a search embeds a note's words one text each), each
         # text's rows then summed as before: the same floats, a few numpy calls fewer.
-        total = sum(map(len, encoded))
-        if not total:
+        if not len(ids):
             return out
-        ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=total)
         # (`take` clipping the ids: the rows `matrix[np.minimum(ids, last)]` gives, faster)
         rows = np.take(np.asarray(matrix), ids, axis=0, mode="clip").astype(np.float32,
                                                                             copy=False)
-        counts = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         starts = np.cumsum(counts) - counts
         # Texts of a few tokens (a note's words) a length at a time: their rows added in
         # order from zero, as `sum(axis=0)` adds them; longer texts one at a time. (The

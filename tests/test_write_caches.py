@@ -64,6 +64,23 @@ def test_an_unchanged_record_is_parsed_once_across_remembers(
     assert again.notice and olds[0].stem in again.notice, again.notice
 
 
+def test_past_the_bound_the_parse_longest_kept_gives_way(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lookalikes, "_PARSED", {})
+    monkeypatch.setattr(lookalikes, "PARSED_KEPT", 2)
+    olds = [project.remember(PIPELINE.format(i), "decision", auto_supersede=False,
+                             check_copies=False).path for i in range(4)]
+    past_racy_window()
+    parses = count_parses(monkeypatch)
+    project.remember("The staging deploy runs the green pipeline on weekends", "decision")
+    assert len(lookalikes._PARSED) == 2
+    parses.clear()
+    past_racy_window()
+    project.remember("The staging deploy runs the red pipeline on mondays", "decision")
+    # Two of the four kept no longer: parsed again, with the same answers as before.
+    assert sum(parses[p.stem] for p in olds) >= 2 and len(lookalikes._PARSED) == 2
+
+
 def test_a_broken_record_is_reported_by_every_remember_that_meets_it(
         project: Project) -> None:
     old = project.remember(PIPELINE.format(0), "decision", auto_supersede=False,

@@ -76,22 +76,11 @@ class Raw:
     keyed: bool
     words: Counter[str] | None
     head: str = ""  # the frontmatter, lower-cased
-    parsed: MemoryNote | str | None = None  # `note`'s answer, once asked
 
     def score(self, new_words: Counter[str]) -> float:
         """The cosine of these words with a new record's (1.0 for a file without the usual
         frontmatter)."""
         return 1.0 if self.words is None else cosine(new_words, self.words)
-
-    def note(self, path: Path) -> MemoryNote | str:
-        """The record parsed from this text (once: callers read it and never change it), or
-        why it could not be."""
-        if self.parsed is None:
-            try:
-                self.parsed = MemoryNote(Document.parse(self.text, path))
-            except (OcmError, OSError) as exc:
-                self.parsed = str(exc)
-        return self.parsed
 
 
 def raw(text: str) -> Raw:
@@ -133,6 +122,30 @@ def read_raw(path: Path) -> Raw:
             del _SEEN[next(iter(_SEEN))]  # the one read longest ago
         _SEEN[path] = (stamp, seen)
     return seen
+
+
+# path -> (the raw look it was parsed from, the record or why it could not be parsed): the
+# last PARSED_KEPT records parsed, valid while `read_raw` gives that same raw look (the file
+# unchanged). Bounded apart from _SEEN: a parsed record weighs ~10x its raw look.
+PARSED_KEPT = 256
+_PARSED: dict[Path, tuple[Raw, MemoryNote | str]] = {}
+
+
+def parsed(path: Path, seen: Raw) -> MemoryNote | str:
+    """The record `seen` (the raw look of `path`) holds, parsed once while the file is
+    unchanged (callers read it and never change it), or why it could not be parsed."""
+    kept = _PARSED.get(path)
+    if kept is not None and kept[0] is seen:
+        return kept[1]
+    try:
+        note: MemoryNote | str = MemoryNote(Document.parse(seen.text, path))
+    except (OcmError, OSError) as exc:
+        note = str(exc)
+    _PARSED.pop(path, None)
+    if len(_PARSED) >= PARSED_KEPT:
+        del _PARSED[next(iter(_PARSED))]  # the one parsed longest ago
+    _PARSED[path] = (seen, note)
+    return note
 
 
 class Lookalikes:
@@ -188,8 +201,8 @@ class Lookalikes:
 
     def _note(self, path: Path, seen: Raw) -> MemoryNote | None:
         if path not in self._notes:
-            parsed = seen.note(path)
-            self._notes[path] = None if isinstance(parsed, str) else parsed
-            if isinstance(parsed, str):
-                self.broken[path] = parsed
+            note = parsed(path, seen)
+            self._notes[path] = None if isinstance(note, str) else note
+            if isinstance(note, str):
+                self.broken[path] = note
         return self._notes[path]

@@ -24,8 +24,10 @@ agent bug_fix beside them (3k stat calls, ~30 ms, in a 100k-note vault).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +37,7 @@ from ..folder import read_note_text
 from ..ids import slugify
 from ..markdown import Document
 from ..memories import MemoryNote
+from .lookalikes import RACY_NS
 from .supersede import common_files
 from .words import tokens
 
@@ -102,13 +105,40 @@ def _recent(folder: Path, start: str = "") -> list[Path]:
     """The RECENT most recently changed records of `folder` whose file name starts with
     `start`."""
     try:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(".md")
-                   and e.name.startswith(start) and not e.name.startswith(".")
-                   and e.is_file(follow_symlinks=False)]
+        names = _names(folder, start)
     except OSError:
         return []
-    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
-    return [Path(e.path) for e in entries[:RECENT]]
+    changed = []
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):  # removed since the listing
+            changed.append((os.stat(folder / name, follow_symlinks=False).st_mtime_ns, name))
+    changed.sort(key=lambda item: item[0], reverse=True)  # ties keep the listing's order
+    return [folder / name for _, name in changed[:RECENT]]
+
+
+# (folder, start) -> (the folder's inode, mtime and ctime, the names `_names` listed): a
+# process that writes many records (the MCP server) lists a folder again only after a name
+# in it was added, removed or renamed, which changes the folder's mtime, not at every write
+# (the agents' bug_fixes beside the few automatic ones grow with the vault). As for the
+# records' raw looks (lookalikes.RACY_NS), a folder changed just before its listing is not
+# kept.
+_LISTED: dict[tuple[Path, str], tuple[tuple[int, int, int], list[str]]] = {}
+
+
+def _names(folder: Path, start: str) -> list[str]:
+    """The names of the record files in `folder` that start with `start`."""
+    found = os.stat(folder)
+    stamp = (found.st_ino, found.st_mtime_ns, found.st_ctime_ns)
+    kept = _LISTED.get((folder, start))
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    read_at = time.time_ns()
+    names = [e.name for e in os.scandir(folder) if e.name.endswith(".md")
+             and e.name.startswith(start) and not e.name.startswith(".")
+             and e.is_file(follow_symlinks=False)]
+    if max(stamp[1], stamp[2]) < read_at - RACY_NS:
+        _LISTED[(folder, start)] = (stamp, names)
+    return names
 
 
 def _active(paths: list[Path], broken: dict[Path, str], auto: bool

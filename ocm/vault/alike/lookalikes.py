@@ -10,9 +10,10 @@ once for both. Keeps a `remember` to one read of each of its few candidates.
 A process that writes many records (the MCP server, a script) keeps the raw look of each file
 it read (`_SEEN`, at most MAX_SCAN files), keyed on the file's inode, size, mtime and ctime:
 a later `remember` reads only the files changed since (an editor's atomic replace changes
-the inode, an in-place write the ctime), not every record of the type again. As git does
-for its index, a file changed within RACY_NS of the read is not kept: a second change in the
-same tick of the file system's clock could leave all four the same.
+the inode, an in-place write the ctime), not every record of the type again, and parses
+each at most once (its own earlier writes, compared with every later one, among them). As
+git does for its index, a file changed within RACY_NS of the read is not kept: a second
+change in the same tick of the file system's clock could leave all four the same.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..errors import OcmError
 from ..folder import read_note_text
 from ..markdown import Document
 from ..memories import MemoryNote
-from .words import cosine, tokens
+from .words import cosine, counts
 
 if TYPE_CHECKING:
     from ..folder import NoteFolder
@@ -46,7 +47,7 @@ _FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status
 
 def words(title: str, text: str) -> Counter[str]:
     """A record's words as auto-supersede counts them (the title twice)."""
-    return Counter(tokens(f"{title}\n{title}\n{text}"))
+    return counts(f"{title}\n{title}\n{text}")
 
 
 def record_paths(vault: NoteFolder, memory_type: str, candidates: list[Path] | None
@@ -123,6 +124,30 @@ def read_raw(path: Path) -> Raw:
     return seen
 
 
+# path -> (the raw look it was parsed from, the record or why it could not be parsed): the
+# last PARSED_KEPT records parsed, valid while `read_raw` gives that same raw look (the file
+# unchanged). Bounded apart from _SEEN: a parsed record weighs ~10x its raw look.
+PARSED_KEPT = 256
+_PARSED: dict[Path, tuple[Raw, MemoryNote | str]] = {}
+
+
+def parsed(path: Path, seen: Raw) -> MemoryNote | str:
+    """The record `seen` (the raw look of `path`) holds, parsed once while the file is
+    unchanged (callers read it and never change it), or why it could not be parsed."""
+    kept = _PARSED.get(path)
+    if kept is not None and kept[0] is seen:
+        return kept[1]
+    try:
+        note: MemoryNote | str = MemoryNote(Document.parse(seen.text, path))
+    except (OcmError, OSError) as exc:
+        note = str(exc)
+    _PARSED.pop(path, None)
+    if len(_PARSED) >= PARSED_KEPT:
+        del _PARSED[next(iter(_PARSED))]  # the one parsed longest ago
+    _PARSED[path] = (seen, note)
+    return note
+
+
 class Lookalikes:
     """The records of one type a new record (`title`, `content`) is compared with."""
 
@@ -160,7 +185,7 @@ class Lookalikes:
             if score < floor - PREFILTER_MARGIN and not any(
                     name in seen.head for name in names):
                 continue
-            note = self._note(path, seen.text)
+            note = self._note(path, seen)
             if note is not None:
                 yield path, note
 
@@ -174,11 +199,10 @@ class Lookalikes:
                 self.broken[path] = str(exc)
         return self._looks[path]
 
-    def _note(self, path: Path, text: str) -> MemoryNote | None:
+    def _note(self, path: Path, seen: Raw) -> MemoryNote | None:
         if path not in self._notes:
-            try:
-                self._notes[path] = MemoryNote(Document.parse(text, path))
-            except (OcmError, OSError) as exc:
-                self._notes[path] = None
-                self.broken[path] = str(exc)
+            note = parsed(path, seen)
+            self._notes[path] = None if isinstance(note, str) else note
+            if isinstance(note, str):
+                self.broken[path] = note
         return self._notes[path]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .supersede import EXCLUDED_TYPES, MAX_FACT_CHARS, Meaning
-from .words import cosine, tokens
+from .words import cosine, counts
 
 if TYPE_CHECKING:
     from ..folder import NoteFolder
@@ -46,7 +46,7 @@ def bag(text: str) -> Counter[str]:
     """The words `same` compares: the text's, as auto-supersede counts them. Titles are
     left out: one record stored twice often differs only by its title (given once, left
     to its default the other time)."""
-    return Counter(tokens(text))
+    return counts(text)
 
 
 @dataclass

@@ -24,7 +24,6 @@ records with a `key` (keys have their own explicit supersede).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from .lookalikes import Lookalikes
 
 from . import plandone
-from .words import cosine, tokens
+from .words import cosine, counts
 
 # Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
 THRESHOLD_SHARED_FILE = 0.77
@@ -60,9 +59,8 @@ def shared_files(a: Iterable[str], b: Iterable[str]) -> bool:
 
 def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
     """Cosine over title + text tokens (the title counted twice: it names the subject)."""
-    bag_a = Counter(tokens(f"{title_a}\n{title_a}\n{text_a}"))
-    bag_b = Counter(tokens(f"{title_b}\n{title_b}\n{text_b}"))
-    return cosine(bag_a, bag_b)
+    return cosine(counts(f"{title_a}\n{title_a}\n{text_a}"),
+                  counts(f"{title_b}\n{title_b}\n{text_b}"))
 
 
 Meaning = plandone.Meaning  # the cosine of two texts' embeddings (old record, new record)

@@ -4,6 +4,7 @@ auto-supersede, the near-copy check and the plan-reported-done rule."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -27,14 +28,50 @@ def _stem(word: str) -> str:
     return word
 
 
+def _token(raw: str) -> str:
+    """A word's token, "" for a word left out."""
+    word = raw.lower()
+    if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
+        return ""
+    return _stem(word)
+
+
+# raw word -> its token: a vault's words repeat, and reading a record the process has not
+# seen (a new candidate of each write) is mostly this per-word work. Bounded: past
+# TOKENS_KEPT words, new ones are worked out each time.
+TOKENS_KEPT = 100_000
+_TOKENS: dict[str, str] = {}
+
+
 def tokens(text: str) -> list[str]:
     out: list[str] = []
+    known = _TOKENS
     for raw in _WORD_RE.findall(_CAMEL_RE.sub(" ", text or "")):
-        word = raw.lower()
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        out.append(_stem(word))
+        token = known.get(raw)
+        if token is None:
+            token = _token(raw)
+            if len(known) < TOKENS_KEPT:
+                known[raw] = token
+        if token:
+            out.append(token)
     return out
+
+
+# A process that writes many records (the MCP server) compares each new one with the same
+# candidates and with its own earlier writes: their bags are counted once, not per write.
+BAGS_KEPT = 2048
+KEPT_CHARS = 4000  # longer texts are counted each time (fact-sized records are < 1,500)
+
+
+def counts(text: str) -> Counter[str]:
+    """`Counter(tokens(text))`, the same Counter again for a text counted recently: callers
+    read it and never change it."""
+    return _counts(text) if len(text) <= KEPT_CHARS else Counter(tokens(text))
+
+
+@functools.lru_cache(maxsize=BAGS_KEPT)
+def _counts(text: str) -> Counter[str]:
+    return Counter(tokens(text))
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:

@@ -69,9 +69,11 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         until: str | None = None, file_: str | None = None, tag: str | None = None,
         scope: str = DEFAULT_SCOPE, include_resolved: bool = False, explain: bool = False,
         chunks: bool = False, author: str | None = None,
-        location: tuple[Path, Path, bool] | None = None) -> None:
+        location: tuple[Path, Path, bool] | None = None) -> object:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
-    printed. `location`: the vault as `located` found it."""
+    printed. `location`: the vault as `located` found it. Returns the project searched:
+    a process that ends at once after it (ocm/cli/lean.py) keeps it to the end rather than
+    close its index readers one by one."""
     from ocm.indexer import whooshlean
 
     whooshlean.install()  # before Whoosh loads: two of its modules a search never runs
@@ -101,8 +103,9 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         # While the index is still being built: {indexed, total} on each hit.
         extra = {"indexing": project.indexing} if project.indexing else {}
         render.emit_json([h.to_json() | extra for h in hits])
-        return
+        return project
     render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
     render.paths_footer(hits)
     if explain or (not hits and project.applied_filters.get("filters")):
         sys.stdout.write(f"{filters_line(project.applied_filters)}\n")
+    return project

@@ -12,7 +12,10 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+
+TYPE_CHECKING = False  # (typing is imported after the search's `find` has started)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # `ocm search` options as click declares them (tests/test_lean_cli.py checks they agree).
 VALUED = {"--vault": "vault", "--limit": "limit", "--kind": "kind", "--type": "types",

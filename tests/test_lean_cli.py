@@ -155,16 +155,16 @@ def test_the_cases_find_something(world: dict[str, str]) -> None:
 
 def _loaded_by_a_search(world: dict[str, str], modules: tuple[str, ...]) -> str:
     """'<exit code> [those of `modules` loaded]' after `ocm search --json pool` in a new
-    process; its output must hold a hit."""
+    process; its output must hold a hit. (Told by an exit handler: a search's process
+    ends at once after it, the exit handlers run; see lean._exit_searched.)"""
     env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
-    code = ("import sys\nfrom ocm.cli import lean\nsys.argv = ['ocm', 'search', '--json', "
-            "'pool']\ntry:\n    lean.main()\nexcept SystemExit as done:\n    code = done.code\n"
-            f"loaded = sorted(m for m in {modules!r} if m in sys.modules)\n"
-            "sys.stderr.write(f'{code} {loaded}')\n")
+    code = ("import atexit, sys\nfrom ocm.cli import lean\nsys.argv = ['ocm', 'search', "
+            "'--json', 'pool']\natexit.register(lambda: sys.stderr.write(str(sorted("
+            f"m for m in {modules!r} if m in sys.modules))))\nlean.main()\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=world["repo"], env=env,
                           capture_output=True, timeout=120, check=False)
     assert b'"id"' in done.stdout
-    return done.stderr.decode()
+    return f"{done.returncode} {done.stderr.decode()}"
 
 
 def test_a_search_imports_no_click_rich_mcp_or_git(world: dict[str, str]) -> None:
@@ -255,3 +255,39 @@ def test_a_search_runs_no_word_variations_or_foreign_stemmers(world: dict[str, s
         "whoosh.lang.snowball.english", "whoosh.lang.snowball.dutch",
         "whoosh.lang.snowball.russian", "whoosh.lang.snowball.bases"))
     assert loaded == "0 ['whoosh.lang.snowball.bases', 'whoosh.lang.snowball.english']"
+
+
+# Says when the process ends at once (`os._exit`, no interpreter teardown).
+AT_ONCE = ("import os\n_exit = os._exit\n"
+           "os._exit = lambda code: (os.write(2, b'at once;'), _exit(code))")
+
+
+def _search_process(world: dict[str, str], setup: str) -> subprocess.CompletedProcess[bytes]:
+    """`ocm search --json pool` through `lean.main` in a new process, after `setup` ran in
+    its `__main__`."""
+    env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
+    code = (f"import atexit, sys, threading, time\n{setup}\nfrom ocm.cli import lean\n"
+            "sys.argv = ['ocm', 'search', '--json', 'pool']\nlean.main()\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=world["repo"], env=env,
+                          capture_output=True, timeout=120, check=False)
+
+
+def test_a_search_process_ends_at_once_once_its_answer_is_out(world: dict[str, str]) -> None:
+    """No teardown of what the search made, but the exit handlers run and the whole answer
+    is out, exit code 0."""
+    done = _search_process(world, (
+        f"{AT_ONCE}\natexit.register(lambda: sys.stderr.write('handlers ran;'))"))
+    assert (done.returncode, done.stderr) == (0, b"handlers ran;at once;")
+    assert "Pool size under load" in {hit["title"] for hit in json.loads(done.stdout)}
+
+
+def test_a_search_process_waits_for_a_thread_still_working(world: dict[str, str]) -> None:
+    """A thread that is not a daemon, still running when the answer is out, finishes its
+    work: the process then exits as Python does."""
+    done = _search_process(world, (
+        f"{AT_ONCE}\nfrom ocm.cli import render\nout = threading.Event()\n"
+        "emit = render.emit_json\nrender.emit_json = lambda hits: (emit(hits), out.set())\n"
+        "threading.Thread(target=lambda: (out.wait(), time.sleep(0.3), "
+        "sys.stderr.write('worked;'))).start()"))
+    assert (done.returncode, done.stderr) == (0, b"worked;")
+    assert json.loads(done.stdout)

@@ -58,6 +58,33 @@ def test_nothing_is_taken_that_was_not_started(tmp_path: Path) -> None:
     assert scanahead.take(str(tmp_path)) is None
 
 
+def test_a_listing_is_compared_in_place_with_the_one_expected(project: Project) -> None:
+    """`take(root, expected)` gives back `expected` itself when `find` wrote those very
+    bytes (never copied), and the listing as bytes of its own when it differs in one byte,
+    in length, or when none was expected."""
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    project.remember("Postgres vacuum runs nightly", "gotcha")
+    root = project.vault.root
+    listing = listing_of(root)
+    assert len(listing) > 100
+
+    def taken(expected: bytearray | None) -> bytes | bytearray | None:
+        scanahead.start(str(root))
+        return scanahead.take(str(root), expected)
+
+    same = bytearray(listing)
+    assert taken(same) is same
+    for other in (bytearray(listing[:-1]), bytearray(listing + b"x"), bytearray()):
+        got = taken(other)
+        assert got == listing and got is not other and isinstance(got, bytes)
+    for at in (0, len(listing) // 2, len(listing) - 1):
+        other = bytearray(listing)
+        other[at] ^= 1
+        got = taken(other)
+        assert got == listing and got is not other
+    assert taken(None) == listing
+
+
 def test_a_matching_listing_skips_the_scan_and_any_change_is_indexed(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embed.SEMANTIC_ENV, "1")  # the vectors too vouch by the manifest

@@ -5,13 +5,16 @@ rich (rich only when it prints a table)."""
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from ocm.vault.errors import OcmError
 from ocm.vault.freshness import scanahead
 
-from . import render
+# What only the search needs (datetime, the output's json and typing) is imported once it
+# runs, after `look_ahead` started what runs beside it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
 
 DEFAULT_LIMIT = 10
 DEFAULT_SCOPE = "project"
@@ -53,13 +56,14 @@ def look_ahead(vault_dir: Path) -> None:
     once per process: the freshness scan in a child (ocm/vault/freshness/scanahead.py) and
     the reading of the index files in full in a thread, before any is read
     (ocm/indexer/checksums.py). Both run while the search is still importing what it
-    needs."""
-    from ocm.indexer import checksums
-    from ocm.vault.paths import INDEX_DIRNAME
+    needs; the scan, the longer, first (at 100k notes it ends after the search)."""
+    from ocm.vault.paths import INDEX_DIRNAME, INDEX_MANIFEST
 
     index_dir = vault_dir / INDEX_DIRNAME
-    if (index_dir / checksums.MANIFEST).exists():
+    if (index_dir / INDEX_MANIFEST).exists():
         scanahead.start(str(vault_dir))
+        from ocm.indexer import checksums
+
         checksums.check_ahead(index_dir, also=(checksums.VECTORS,))
 
 
@@ -69,10 +73,14 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         until: str | None = None, file_: str | None = None, tag: str | None = None,
         scope: str = DEFAULT_SCOPE, include_resolved: bool = False, explain: bool = False,
         chunks: bool = False, author: str | None = None,
-        location: tuple[Path, Path, bool] | None = None) -> None:
+        location: tuple[Path, Path, bool] | None = None) -> object:
     """Search and print; an `OcmError` (bad value, no vault) is raised before anything is
-    printed. `location`: the vault as `located` found it."""
+    printed. `location`: the vault as `located` found it. Returns the project searched:
+    a process that ends at once after it (ocm/cli/lean.py) keeps it to the end rather than
+    close its index readers one by one."""
     from ocm.indexer import whooshlean
+
+    from . import render
 
     whooshlean.install()  # before Whoosh loads: two of its modules a search never runs
     from ocm.project import Project, SearchRequest, filters_line
@@ -101,8 +109,9 @@ def run(*, query: tuple[str, ...], vault: Path | None = None, as_json: bool = Fa
         # While the index is still being built: {indexed, total} on each hit.
         extra = {"indexing": project.indexing} if project.indexing else {}
         render.emit_json([h.to_json() | extra for h in hits])
-        return
+        return project
     render.hits_table(hits, f"Search: {' '.join(query)}", show_project=scope == "global")
     render.paths_footer(hits)
     if explain or (not hits and project.applied_filters.get("filters")):
         sys.stdout.write(f"{filters_line(project.applied_filters)}\n")
+    return project

@@ -50,6 +50,8 @@ from typing import Any, BinaryIO
 
 import xxhash
 
+from ocm.vault.paths import INDEX_MANIFEST
+
 from .indexwatch import IndexWatch
 
 SUMS = "checksums.json"
@@ -64,7 +66,7 @@ BLOCK = 1 << 16
 BLOCKED_MIN = 1 << 20
 # The index's manifest (ocm/indexer/manifest.py) and vectors (ocm/indexer/vectors.py), named
 # here for a search to start reading them ahead before it imports either (`check_ahead`).
-MANIFEST = "manifest.json"
+MANIFEST = INDEX_MANIFEST
 VECTORS = "vectors.npz"
 # Whoosh's segment files: MAIN_<segment id>.<ext> or MAIN_<segment id>.<field>_len.col.
 _SEGMENT_FILE = re.compile(r"^MAIN_[0-9a-z]+\.")

@@ -9,8 +9,11 @@ from pathlib import Path
 from .errors import InvalidInput
 
 VAULT_DIRNAME = ".openCodeMemory"
-# A vault's index folder (`Vault.index_dir`).
+# A vault's index folder (`Vault.index_dir`), and the manifest there that says an index is
+# in it (ocm/indexer/manifest.py; named here for a fresh search to look for before it
+# imports the indexer: ocm/cli/searching.py).
 INDEX_DIRNAME = ".index"
+INDEX_MANIFEST = "manifest.json"
 
 
 def locate(vault: str | Path | None = None,

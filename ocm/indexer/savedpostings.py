@@ -13,18 +13,18 @@ Layout (little-endian, each array starting on an 8-byte boundary): MAGIC; the se
 term key, ascending (uint32); for each of those the term's number (int32); per term number
 where its postings start and end (int64, terms + 1) and where its key starts and ends
 (int64, terms + 1); each term's doc ids (int32, ascending) then its weights (float32, as
-Whoosh's writer keeps them), term after term, so that a term is one read (`preadv` into
-its two arrays); the keys (field name, NUL, the term's bytes) one after the other. A file
-of the first layout (MAGIC_IDS_APART: all terms' ids, then all their weights: two reads a
-term) is read as it is. A file that is missing or does not match its size and segment is
-not used: the scorer decodes Whoosh's blocks as before (same arrays, same scores).
+Whoosh's writer keeps them), term after term, so that a term is one read and one block
+check; the keys (field name, NUL, the term's bytes) one after the other. A file of the
+first layout (MAGIC_IDS_APART: all terms' ids, then all their weights, two reads a term)
+is read as it is. A file that is missing or does not match its size and segment is not
+used: the scorer decodes Whoosh's blocks as before (same arrays, same scores).
 
 The file is written under a temporary name and renamed when complete, before the segment
 is listed in the index's table of contents; Whoosh deletes it with its segment (its name
 matches Whoosh's segment file pattern). numpy is imported where it is used.
 
-The term table is mapped; a term's ids and weights are read from the file (`pread`) into
-arrays of their own. Mapped, every page of postings a long-lived process had ever scored
+The term table is mapped; a term's ids and weights are read from the file (`pread`), the
+arrays over the bytes read. Mapped, every page of postings a long-lived process had ever scored
 stayed in its resident memory (the MCP server at 100k notes: 715 MB after 200 searches,
 against 533 MB before this file existed); read, only what the scorer's cache keeps does.
 """
@@ -55,7 +55,7 @@ MAGIC = b"OCMPOST2"
 MAGIC_IDS_APART = b"OCMPOST1"
 _SEGMENT_ID_BYTES = 32
 _HEADER = len(MAGIC) + _SEGMENT_ID_BYTES + 3 * 8
-_PREADV = getattr(os, "preadv", None)
+_PREAD = getattr(os, "pread", None)
 _INT32 = struct.Struct("<i")
 _TWO_INT64 = struct.Struct("<qq")
 # At most this many postings put side by side at once by the writer (~10 MB of numpy
@@ -310,23 +310,22 @@ class SavedPostings:
         return None
 
     def _postings(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ids and weights of the postings [start, end) of one term (read-only)."""
+        """The ids and weights of the postings [start, end) of one term: read-only arrays
+        over the bytes read (one `pread`), not over the map."""
         import numpy as np
 
         count = end - start
-        ids = np.empty(count, dtype=self._ids_type)
-        weights = np.empty(count, dtype=self._weights_type)
         if self._apart:
             self._checked(self._ids_at + 4 * start, 4 * count)
             self._checked(self._weights_at + 4 * start, 4 * count)
-            self._read([ids], self._ids_at + 4 * start)
-            self._read([weights], self._weights_at + 4 * start)
-        else:  # side by side: one range, one read
-            self._checked(self._ids_at + 8 * start, 8 * count)
-            self._read([ids, weights], self._ids_at + 8 * start)
-        ids.setflags(write=False)
-        weights.setflags(write=False)
-        return ids, weights
+            ids = self._read(self._ids_at + 4 * start, 4 * count)
+            weights = self._read(self._weights_at + 4 * start, 4 * count)
+            return (np.frombuffer(ids, dtype=self._ids_type),
+                    np.frombuffer(weights, dtype=self._weights_type))
+        self._checked(self._ids_at + 8 * start, 8 * count)  # side by side: one range, one read
+        data = self._read(self._ids_at + 8 * start, 8 * count)
+        return (np.frombuffer(data, dtype=self._ids_type, count=count),
+                np.frombuffer(data, dtype=self._weights_type, count=count, offset=4 * count))
 
     def field_terms(self, field: str) -> tuple[bytes, np.ndarray, np.ndarray]:
         """Every key of `field` (`term_key`: the field's name, NUL, the term's bytes) one
@@ -348,10 +347,9 @@ class SavedPostings:
         first, last = int(starts[0]), int(starts[-1])
         # The run's words: its ids alone, or each term's ids then its weights.
         width = 4 if self._apart else 8  # bytes a posting
-        words = np.empty((last - first) * width // 4, dtype=self._ids_type)
         at = self._ids_at + width * first
-        self._checked(at, 4 * len(words))
-        self._read([words], at)
+        self._checked(at, width * (last - first))
+        words = np.frombuffer(self._read(at, width * (last - first)), dtype=self._ids_type)
         local = (starts - first).astype(np.int64)
         if not self._apart:  # the posting at j (from 0) of the term starting at s: word j + s
             words = words[np.arange(last - first) + np.repeat(local[:-1], np.diff(local))]
@@ -371,14 +369,14 @@ class SavedPostings:
                 high = middle
         return low
 
-    def _read(self, arrays: list[np.ndarray], at: int) -> None:
-        """Fill `arrays` from the file's bytes at `at` on (one after the other)."""
-        wanted = sum(found.nbytes for found in arrays)
-        if _PREADV is not None:
-            done = _PREADV(self._fd, arrays, at)
-        else:  # Windows, older macOS: the handle's position is shared, so one at a time
+    def _read(self, at: int, size: int) -> bytes:
+        """`size` bytes of the file from `at` on."""
+        if _PREAD is not None:
+            data = _PREAD(self._fd, size, at)
+        else:  # Windows: the handle's position is shared, so one at a time
             with self._lock:
                 self._handle.seek(at)
-                done = sum(self._handle.readinto(found) for found in arrays)
-        if done != wanted:
+                data = self._handle.read(size)
+        if len(data) != size:
             raise OSError(f"saved postings cut short: {self._handle.name}")
+        return data

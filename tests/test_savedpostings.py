@@ -6,6 +6,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,6 +41,21 @@ def _segments(folder: Path, *segments: list[dict]) -> index.Index:
     return ix
 
 
+def _every_term_as_decoded(reader: Any, saved: SavedPostings) -> dict[str, list[list[int]]]:
+    """Asserts that every term of the segment is found in `saved` with the ids and weights
+    `_decode` reads from Whoosh's blocks; those ids, per field, term after term."""
+    decoded: dict[str, list[list[int]]] = {}
+    for field, tbytes in reader.all_terms():
+        matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
+        ids, weights = postings._decode(matcher)
+        found = saved.find(term_key(field, tbytes))
+        assert found is not None, (field, tbytes)
+        assert found[0].tolist() == ids.tolist(), (field, tbytes)
+        assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
+        decoded.setdefault(field, []).append(ids.tolist())
+    return decoded
+
+
 @pytest.mark.parametrize("at_once", [savedpostings._PAIRED_AT_ONCE, 7, 1])
 def test_every_term_saved_as_decoded(tmp_path: Path, at_once: int,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,17 +74,9 @@ def test_every_term_saved_as_decoded(tmp_path: Path, at_once: int,
         for reader, _ in leaves:
             saved = SavedPostings.open(reader)
             assert saved is not None
-            count = 0
-            for field, tbytes in reader.all_terms():
-                matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
-                ids, weights = postings._decode(matcher)
-                found = saved.find(term_key(field, tbytes))
-                assert found is not None, (field, tbytes)
-                assert found[0].tolist() == ids.tolist(), (field, tbytes)
-                assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
-                lengths.add(len(ids))
-                count += 1
-            assert count > 100
+            decoded = _every_term_as_decoded(reader, saved)
+            lengths.update(len(ids) for terms in decoded.values() for ids in terms)
+            assert sum(map(len, decoded.values())) > 100
             assert saved.find(term_key("body", b"no-such-term")) is None
         assert 1 in lengths and max(lengths) > 128  # one posting and several blocks
 
@@ -255,15 +263,7 @@ def test_a_file_of_the_first_layout_is_read_as_it_is(tmp_path: Path) -> None:
         for reader, _ in searcher.ixreader.leaf_readers():
             saved = SavedPostings.open(reader)
             assert saved is not None and saved._apart
-            decoded: dict[str, list[list[int]]] = {}
-            for field, tbytes in reader.all_terms():
-                matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
-                ids, weights = postings._decode(matcher)
-                found = saved.find(term_key(field, tbytes))
-                assert found is not None, (field, tbytes)
-                assert found[0].tolist() == ids.tolist(), (field, tbytes)
-                assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
-                decoded.setdefault(field, []).append(ids.tolist())
+            decoded = _every_term_as_decoded(reader, saved)
             for field in ("path", "body"):
                 _, ids, starts = saved.field_terms(field)
                 assert ids.tolist() == [n for found in decoded[field] for n in found]

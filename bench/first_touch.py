@@ -1,6 +1,7 @@
 """BM25F's pass over clauses new to the scorer, two checkouts in alternating processes.
 
-    python bench/first_touch.py --a CHECKOUT --b CHECKOUT --vault VAULT [--processes 4]
+    python bench/first_touch.py --a CHECKOUT --b CHECKOUT --vault VAULT [--b-vault VAULT]
+                                [--processes 4]
 
 A warm search meets ~11 of its ~32 (field, term, boost) clauses for the first time; their
 postings are looked up in every segment and scored, which is most of BM25F's share of a warm
@@ -8,8 +9,8 @@ search. Here each process (PYTHONPATH set to one checkout) opens the vault, sear
 then times `PostingScorer.top` for the clauses of each of bench/perf.py's 200 queries with
 the scorer's caches (postings, clause scores, idf) emptied first, so every clause is new;
 `--rounds` times, keeping the best. The checkouts' processes take turns, A then B, and the
-best per checkout is reported (CPU ms per query) with B/A. Both read the same vault: the
-index format must be the same in both checkouts.
+best per checkout is reported (CPU ms per query) with B/A. Both read the same vault, or B
+its own copy (`--b-vault`, one indexed by B's code) when B writes its index differently.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--a", type=Path, required=True, help="a checkout (a folder holding ocm/)")
     parser.add_argument("--b", type=Path, required=True)
     parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--b-vault", type=Path, help="B's copy of the vault (default: --vault)")
     parser.add_argument("--processes", type=int, default=4, help="per checkout")
     parser.add_argument("--rounds", type=int, default=5, help="passes per process")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -69,14 +71,15 @@ def main() -> None:
         worker(args.vault.resolve(), args.rounds)
         return
     best = {"a": float("inf"), "b": float("inf")}
+    vaults = {"a": args.vault.resolve(), "b": (args.b_vault or args.vault).resolve()}
     for _ in range(args.processes):
         for name in ("a", "b"):
             env = {k: v for k, v in os.environ.items() if k != "OCM_VAULT"}
             env["PYTHONPATH"] = str(getattr(args, name).resolve())
             out = subprocess.run(
                 [sys.executable, __file__, "--worker", "--a", ".", "--b", ".",
-                 "--vault", str(args.vault.resolve()), "--rounds", str(args.rounds)],
-                env=env, cwd=args.vault.resolve().parent, capture_output=True, text=True,
+                 "--vault", str(vaults[name]), "--rounds", str(args.rounds)],
+                env=env, cwd=vaults[name].parent, capture_output=True, text=True,
                 check=True)
             best[name] = min(best[name], float(out.stdout.split()[-1]))
     print(f"first-touch top, CPU ms a query: A {best['a']:.3f}, B {best['b']:.3f}, "

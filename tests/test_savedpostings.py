@@ -3,10 +3,12 @@ for every term, and a missing or damaged file only means decoding again (same sc
 
 from __future__ import annotations
 
-import os
+import struct
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 from whoosh import index
 
@@ -39,9 +41,29 @@ def _segments(folder: Path, *segments: list[dict]) -> index.Index:
     return ix
 
 
-def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
+def _every_term_as_decoded(reader: Any, saved: SavedPostings) -> dict[str, list[list[int]]]:
+    """Asserts that every term of the segment is found in `saved` with the ids and weights
+    `_decode` reads from Whoosh's blocks; those ids, per field, term after term."""
+    decoded: dict[str, list[list[int]]] = {}
+    for field, tbytes in reader.all_terms():
+        matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
+        ids, weights = postings._decode(matcher)
+        found = saved.find(term_key(field, tbytes))
+        assert found is not None, (field, tbytes)
+        assert found[0].tolist() == ids.tolist(), (field, tbytes)
+        assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
+        decoded.setdefault(field, []).append(ids.tolist())
+    return decoded
+
+
+@pytest.mark.parametrize("at_once", [savedpostings._PAIRED_AT_ONCE, 7, 1])
+def test_every_term_saved_as_decoded(tmp_path: Path, at_once: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Terms of one posting, of one block and of several (300 documents), in every field,
-    and a second segment written by a later commit: ids and weights equal `_decode`'s."""
+    and a second segment written by a later commit: ids and weights equal `_decode`'s,
+    whether the writer puts each term's ids and weights side by side all at once or a few
+    postings at a time (a term of more postings than that in a run of its own)."""
+    monkeypatch.setattr(savedpostings, "_PAIRED_AT_ONCE", at_once)
     ix = _segments(tmp_path, _docs(300), _docs(40, seed=5))
     assert len(_saved_files(tmp_path)) == 2
     assert not list(tmp_path.glob("*.tmp"))
@@ -52,17 +74,9 @@ def test_every_term_saved_as_decoded(tmp_path: Path) -> None:
         for reader, _ in leaves:
             saved = SavedPostings.open(reader)
             assert saved is not None
-            count = 0
-            for field, tbytes in reader.all_terms():
-                matcher = reader._terms.matcher(field, tbytes, reader.schema[field].format)
-                ids, weights = postings._decode(matcher)
-                found = saved.find(term_key(field, tbytes))
-                assert found is not None, (field, tbytes)
-                assert found[0].tolist() == ids.tolist(), (field, tbytes)
-                assert found[1].tobytes() == weights.tobytes(), (field, tbytes)
-                lengths.add(len(ids))
-                count += 1
-            assert count > 100
+            decoded = _every_term_as_decoded(reader, saved)
+            lengths.update(len(ids) for terms in decoded.values() for ids in terms)
+            assert sum(map(len, decoded.values())) > 100
             assert saved.find(term_key("body", b"no-such-term")) is None
         assert 1 in lengths and max(lengths) > 128  # one posting and several blocks
 
@@ -169,8 +183,8 @@ def test_postings_are_read_not_mapped_and_still_read_once_the_file_is_deleted(
     found = saved.find(term_key(field, tbytes))
     assert found is not None
     ids, weights = found
-    assert ids.flags.owndata and weights.flags.owndata
-    assert not ids.flags.writeable
+    assert isinstance(ids.base, bytes) and isinstance(weights.base, bytes)  # read, not mapped
+    assert not ids.flags.writeable and not weights.flags.writeable
     index.close()
     index = vault_project.refresh(vault_project.vault)
     scorer = index.scorer()
@@ -188,20 +202,24 @@ def test_postings_are_read_not_mapped_and_still_read_once_the_file_is_deleted(
     assert {text: _ours(index, text, Filters()) for text in QUERIES} == expected
 
 
-def test_postings_read_without_preadv_are_the_same(
+def test_postings_read_without_pread_are_the_same(
         vault_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """Where `os.preadv` does not exist (Windows, older macOS) the file is read at a
-    position under a lock: the same arrays."""
+    """Where `os.pread` does not exist (Windows) the file is read at a position under a
+    lock: the same arrays."""
     index = vault_project.refresh(vault_project.vault)
     reader, _ = index.searcher().ixreader.leaf_readers()[0]
     saved = SavedPostings.open(reader)
     assert saved is not None
     terms = [term_key(field, tbytes) for field, tbytes in reader.all_terms()][:300]
-    with_preadv = [saved.find(key) for key in terms]
-    monkeypatch.delattr(os, "preadv")
+    with_pread = [saved.find(key) for key in terms]
+    read = []
+    monkeypatch.setattr(savedpostings, "_PREAD", None)
+    monkeypatch.setattr(saved._handle, "read", lambda size: read.append(size) or (
+        type(saved._handle).read(saved._handle, size)), raising=False)
     without = [saved.find(key) for key in terms]
-    assert all(found is not None for found in with_preadv)
-    assert [(i.tobytes(), w.tobytes()) for i, w in with_preadv] == [
+    assert len(read) == len(terms)  # one read a term, through the handle
+    assert all(found is not None for found in with_pread)
+    assert [(i.tobytes(), w.tobytes()) for i, w in with_pread] == [
         (i.tobytes(), w.tobytes()) for i, w in without]
 
 
@@ -214,3 +232,45 @@ def test_a_failed_save_leaves_no_partial_file(tmp_path: Path,
     with pytest.raises(OSError, match="No space"):
         _segments(tmp_path, _docs(30))
     assert not list(tmp_path.glob(f"*.{EXT}*"))
+
+
+def _ids_apart(path: Path) -> None:
+    """Rewrite a saved-postings file in the first layout (MAGIC_IDS_APART): every term's
+    ids, then every term's weights, where the writer now puts each term's side by side."""
+    data = path.read_bytes()
+    terms, count, _ = struct.unpack_from("<qqq", data, len(savedpostings.MAGIC) + 32)
+    table = 4 * terms + -(4 * terms) % 8
+    starts_at = savedpostings._HEADER + 2 * table
+    at = starts_at + 2 * 8 * (terms + 1)
+    starts = np.frombuffer(data, dtype="<i8", count=terms + 1, offset=starts_at)
+    words = np.frombuffer(data, dtype="<u4", count=2 * count, offset=at)
+    counts = np.diff(starts)
+    ids = words[np.arange(count) + np.repeat(starts[:-1], counts)]
+    weights = words[np.arange(count) + np.repeat(starts[1:], counts)]
+    pad = bytes(-(4 * count) % 8)
+    path.write_bytes(savedpostings.MAGIC_IDS_APART + data[len(savedpostings.MAGIC):at]
+                     + ids.tobytes() + pad + weights.tobytes() + pad + data[at + 8 * count:])
+
+
+def test_a_file_of_the_first_layout_is_read_as_it_is(tmp_path: Path) -> None:
+    """An index saved before each term's ids and weights were side by side (all ids, then
+    all weights) keeps its saved postings: every term and every field's run of terms read
+    from them equal Whoosh's; one cut short in that layout is not used."""
+    ix = _segments(tmp_path, _docs(300), _docs(40, seed=5))
+    for path in _saved_files(tmp_path):
+        _ids_apart(path)
+    with ix.searcher() as searcher:
+        for reader, _ in searcher.ixreader.leaf_readers():
+            saved = SavedPostings.open(reader)
+            assert saved is not None and saved._apart
+            decoded = _every_term_as_decoded(reader, saved)
+            for field in ("path", "body"):
+                _, ids, starts = saved.field_terms(field)
+                assert ids.tolist() == [n for found in decoded[field] for n in found]
+                assert starts.tolist() == np.cumsum(
+                    [0] + [len(found) for found in decoded[field]]).tolist()
+        first = _saved_files(tmp_path)[0]
+        first.write_bytes(first.read_bytes()[:-8])
+        cut = [reader for reader, _ in searcher.ixreader.leaf_readers()
+               if reader._segment.make_filename("." + EXT) == first.name]
+        assert len(cut) == 1 and SavedPostings.open(cut[0]) is None

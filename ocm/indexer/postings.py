@@ -253,18 +253,26 @@ class SegmentCache:
         """The term's postings in the field of the reader's segment, None where it holds
         none; `tbytes` the term's bytes when the caller made them (the segments of one
         index share its schema, so one reader's serve every segment)."""
-        key = (_segment_key(reader), field, term)
-        if key in self._postings:
-            self._postings.move_to_end(key)
-            return self._postings[key]
         if tbytes is None:
             tbytes = reader._text_to_bytes(field, term)
-        saved = self.saved(reader)
+        return self.postings_in(reader, _segment_key(reader), field, term, tbytes,
+                                term_key(field, tbytes))
+
+    def postings_in(self, reader: Any, segment: str, field: str, term: str, tbytes: bytes,
+                    saved_key: bytes) -> _Postings | None:
+        """`postings`, with the reader's `_segment_key` and the term's bytes and
+        `term_key` made by the caller (once for every segment)."""
+        key = (segment, field, term)
+        postings = self._postings
+        if key in postings:
+            postings.move_to_end(key)
+            return postings[key]
+        saved = self._saved[segment] if segment in self._saved else self.saved(reader)
         if saved is not None:
-            found = saved.find(term_key(field, tbytes))
+            found = saved.find(saved_key)
             entry = None if found is None else _Postings(*found)
         else:
-            entry = self._decoded(reader, key[0], field, tbytes)
+            entry = self._decoded(reader, segment, field, tbytes)
         if entry is not None:
             self._size += len(entry.ids)
         self._postings[key] = entry
@@ -320,6 +328,9 @@ class PostingScorer:
         # An empty index is one EmptyReader, with nothing to score.
         self.leaves = [(reader, base) for reader, base in searcher.ixreader.leaf_readers()
                        if reader.doc_count_all()]
+        # Each segment's reader, the slice of global doc numbers it holds and its key.
+        self._slices = [(reader, slice(base, base + reader.doc_count_all()),
+                         _segment_key(reader)) for reader, base in self.leaves]
         self._bases = [base for _, base in self.leaves]
         # Global doc numbers run from 0 to doc_count: each segment's after the previous.
         self.doc_count = max((base + reader.doc_count_all() for reader, base in self.leaves),
@@ -370,18 +381,18 @@ class PostingScorer:
 
     def _segments(self) -> Iterable[tuple[Any, slice]]:
         """Each segment's reader and the slice of global doc numbers it holds."""
-        for reader, base in self.leaves:
-            yield reader, slice(base, base + reader.doc_count_all())
+        return ((reader, docs) for reader, docs, _ in self._slices)
 
     def _holding(self, field: str, term: str) -> list[tuple[Any, slice, _Postings]]:
         """The segments that hold the term in the field, with its postings in each."""
         key = (field, term)
         found = self._held.get(key)
         if found is None:
-            # The term's bytes made once, not by each segment's reader (`_text_to_bytes`).
-            tbytes = self.leaves[0][0]._text_to_bytes(field, term) if self.leaves else None
-            found = [(reader, docs, entry) for reader, docs in self._segments()
-                     if (entry := self.cache.postings(reader, field, term, tbytes))
+            # The term's bytes and key made once, not for each segment (`_text_to_bytes`).
+            tbytes = self.leaves[0][0]._text_to_bytes(field, term) if self.leaves else b""
+            saved_key, postings_in = term_key(field, tbytes), self.cache.postings_in
+            found = [(reader, docs, entry) for reader, docs, segment in self._slices
+                     if (entry := postings_in(reader, segment, field, term, tbytes, saved_key))
                      is not None]
             if len(self._held) >= HELD_KEPT:
                 self._held.clear()

@@ -12,17 +12,19 @@ Layout (little-endian, each array starting on an 8-byte boundary): MAGIC; the se
 (32 bytes, NUL-padded); term, posting and key-byte counts (int64 x3); the CRC-32 of each
 term key, ascending (uint32); for each of those the term's number (int32); per term number
 where its postings start and end (int64, terms + 1) and where its key starts and ends
-(int64, terms + 1); all doc ids (int32, ascending within a term) and weights (float32, as
-Whoosh's writer keeps them); the keys (field name, NUL, the term's bytes) one after the
-other. A file that is missing or does not match its size and segment is not used: the
-scorer decodes Whoosh's blocks as before (same arrays, same scores).
+(int64, terms + 1); each term's doc ids (int32, ascending) then its weights (float32, as
+Whoosh's writer keeps them), term after term, so that a term is one read and one block
+check; the keys (field name, NUL, the term's bytes) one after the other. A file of the
+first layout (MAGIC_IDS_APART: all terms' ids, then all their weights, two reads a term)
+is read as it is. A file that is missing or does not match its size and segment is not
+used: the scorer decodes Whoosh's blocks as before (same arrays, same scores).
 
 The file is written under a temporary name and renamed when complete, before the segment
 is listed in the index's table of contents; Whoosh deletes it with its segment (its name
 matches Whoosh's segment file pattern). numpy is imported where it is used.
 
-The term table is mapped; a term's ids and weights are read from the file (`pread`) into
-arrays of their own. Mapped, every page of postings a long-lived process had ever scored
+The term table is mapped; a term's ids and weights are read from the file (`pread`), the
+arrays over the bytes read. Mapped, every page of postings a long-lived process had ever scored
 stayed in its resident memory (the MCP server at 100k notes: 715 MB after 200 searches,
 against 533 MB before this file existed); read, only what the scorer's cache keeps does.
 """
@@ -32,24 +34,33 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import struct
 import threading
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ocm.vault.atomic import open_new
 
-from .checksums import Blocks, ChecksumError, blocks_of
+from .checksums import BLOCK, Blocks, ChecksumError, blocks_of
 
 if TYPE_CHECKING:
     import numpy as np
 
 EXT = "ocmpost"
-MAGIC = b"OCMPOST1"
+MAGIC = b"OCMPOST2"
+# Written before each term's ids and weights were put side by side (read, no longer written).
+MAGIC_IDS_APART = b"OCMPOST1"
 _SEGMENT_ID_BYTES = 32
 _HEADER = len(MAGIC) + _SEGMENT_ID_BYTES + 3 * 8
+_PREAD = getattr(os, "pread", None)
+_INT32 = struct.Struct("<i")
+_TWO_INT64 = struct.Struct("<qq")
+# At most this many postings put side by side at once by the writer (~10 MB of numpy
+# scratch, whatever the segment's size).
+_PAIRED_AT_ONCE = 1 << 18
 
 
 def term_key(field: str, tbytes: bytes) -> bytes:
@@ -58,6 +69,10 @@ def term_key(field: str, tbytes: bytes) -> bytes:
 
 def _pad(size: int) -> int:
     return -size % 8
+
+
+def _unchecked(start: int, length: int) -> None:
+    """A range of a term table already checked whole (`SavedPostings._table_checked`)."""
 
 
 def _folder(storage: Any) -> str | None:
@@ -103,16 +118,17 @@ class SavedPostingsWriter:
         blob = b"".join(keys)
         header = MAGIC + segid.ljust(_SEGMENT_ID_BYTES, b"\x00") + np.array(
             [len(keys), len(self._ids), len(blob)], dtype="<i8").tobytes()
+        starts = np.frombuffer(self._starts, dtype=np.int64)
         parts = [header, hashes[order].astype("<u4"), order.astype("<i4"),
-                 np.frombuffer(self._starts, dtype=np.int64).astype("<i8"),
-                 key_starts.astype("<i8"), np.frombuffer(self._ids, dtype=np.uint32).astype("<i4"),
-                 np.frombuffer(self._weights, dtype=np.float32).astype("<f4")]
+                 starts.astype("<i8"), key_starts.astype("<i8"),
+                 *_side_by_side(starts, np.frombuffer(self._ids, dtype=np.uint32),
+                                np.frombuffer(self._weights, dtype=np.uint32))]
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)
         fd, temporary = open_new(Path(folder), name, prefix=".")  # never a planted link
         try:
             with os.fdopen(fd, "wb") as out:
-                for part in parts:
+                for part in parts:  # (the postings' runs: 8 bytes a posting, no padding)
                     data = part if isinstance(part, bytes) else part.tobytes()
                     out.write(data)
                     out.write(bytes(_pad(len(data))))
@@ -124,16 +140,44 @@ class SavedPostingsWriter:
             raise
 
 
+def _side_by_side(starts: np.ndarray, ids: np.ndarray,
+                  weights: np.ndarray) -> Iterator[np.ndarray]:
+    """Each term's ids, then its weights (their float32 bits), as little-endian uint32
+    runs of at most about _PAIRED_AT_ONCE postings. The posting at `j` of the term `t`
+    (starts[t] <= j < starts[t + 1]) has its id at word j + starts[t] and its weight at
+    word j + starts[t + 1] of the whole."""
+    import numpy as np
+
+    terms, first = len(starts) - 1, 0
+    while first < terms:
+        last = max(first + 1, int(np.searchsorted(starts, starts[first] + _PAIRED_AT_ONCE,
+                                                  side="right")) - 1)
+        last = min(last, terms)
+        begin, end = int(starts[first]), int(starts[last])
+        counts = np.diff(starts[first:last + 1])
+        at = np.arange(end - begin, dtype=np.int64) + np.repeat(starts[first:last] - begin,
+                                                                counts)
+        run = np.empty(2 * (end - begin), dtype="<u4")
+        run[at] = ids[begin:end]
+        at += np.repeat(counts, counts)
+        run[at] = weights[begin:end]
+        yield run
+        first = last
+
+
 class SavedPostings:
     """One segment's saved postings: the term table mapped read-only, the postings read
     from `handle` as they are asked for."""
 
     def __init__(self, buffer: Any, handle: Any, terms: int, postings: int,
-                 keys: int, blocks: Blocks | None = None) -> None:
+                 keys: int, blocks: Blocks | None = None, apart: bool = False) -> None:
         import numpy as np
 
         self._handle = handle
+        self._fd = handle.fileno()
         self._lock = threading.Lock()
+        self._buffer = buffer
+        self._terms = terms
         # The file's block check when it is checked as it is read (ocm/indexer/checksums.py):
         # each range of the file is checked before its bytes are used.
         self._blocks = blocks
@@ -153,18 +197,44 @@ class SavedPostings:
         self._starts = take("<i8", terms + 1)
         self._key_starts_at = at
         self._key_starts = take("<i8", terms + 1)
+        # Each term's ids then its weights (`_side_by_side`), or (the first layout) all
+        # terms' ids, then all their weights.
+        self._apart = apart
         self._ids_at = at
-        at += 4 * postings + _pad(4 * postings)
-        self._weights_at = at
-        at += 4 * postings + _pad(4 * postings)
+        if apart:
+            at += 4 * postings + _pad(4 * postings)
+            self._weights_at = at
+            at += 4 * postings + _pad(4 * postings)
+        else:
+            at += 8 * postings
+        self._ids_type, self._weights_type = np.dtype("<i4"), np.dtype("<f4")
         self._keys_at = at
         self._keys = memoryview(buffer)[at:at + keys]
+        # The blocks of the term table (term numbers, posting and key bounds; the keys):
+        # once each of them is checked, `find` reads the table without a check per range.
+        self._table_blocks = (self._order_at // BLOCK, (self._ids_at - 1) // BLOCK + 1,
+                              self._keys_at // BLOCK, (self._keys_at + keys - 1) // BLOCK + 1)
 
     def _checked(self, start: int, length: int) -> None:
         """Check bytes [start, start + length) of the file before they are used, when it is
-        checked a block at a time (ChecksumError when one fails)."""
-        if self._blocks is not None:
-            self._blocks.ensure(self._handle.fileno(), start, length)
+        checked a block at a time (ChecksumError when one fails). A range within one block
+        already checked costs no further call (most ranges, in a process that has
+        searched)."""
+        blocks = self._blocks
+        if blocks is not None and length > 0:
+            ok, first = blocks._ok, start // BLOCK
+            if not (first == (start + length - 1) // BLOCK and first < len(ok) and ok[first]):
+                blocks.ensure(self._fd, start, length)
+
+    def _table_checked(self) -> bool:
+        """Whether every block of the term table was found sound in this process (`_ok`
+        is the `Blocks`' own: a file found rewritten in place clears it, checksums.py)."""
+        blocks = self._blocks
+        if blocks is None:
+            return True
+        ok, (first, stop, keys_first, keys_stop) = blocks._ok, self._table_blocks
+        return (stop <= len(ok) and keys_stop <= len(ok) and ok.find(0, first, stop) < 0
+                and ok.find(0, keys_first, keys_stop) < 0)
 
     @classmethod
     def open(cls, reader: Any) -> SavedPostings | None:
@@ -197,7 +267,9 @@ class SavedPostings:
                 raise
         segid = segment.segment_id().encode().ljust(_SEGMENT_ID_BYTES, b"\x00")
         start = len(MAGIC)
-        if buffer[:start] != MAGIC or buffer[start:start + _SEGMENT_ID_BYTES] != segid:
+        apart = buffer[:start] == MAGIC_IDS_APART
+        if (buffer[:start] not in (MAGIC, MAGIC_IDS_APART)
+                or buffer[start:start + _SEGMENT_ID_BYTES] != segid):
             handle.close()
             return None
         at = start + _SEGMENT_ID_BYTES
@@ -205,12 +277,12 @@ class SavedPostings:
                                  for i in range(at, at + 24, 8))
         expected = _HEADER
         for width, count in ((4, terms), (4, terms), (8, terms + 1), (8, terms + 1),
-                             (4, postings), (4, postings)):
+                             *([(4, postings), (4, postings)] if apart else [(8, postings)])):
             expected += width * count + _pad(width * count)
         if min(terms, postings, keys) < 0 or size != expected + keys:
             handle.close()
             return None
-        return cls(buffer, handle, terms, postings, keys, blocks)
+        return cls(buffer, handle, terms, postings, keys, blocks, apart)
 
     def find(self, key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's doc ids and weights (read-only arrays read from the file); None when
@@ -220,21 +292,40 @@ class SavedPostings:
         wanted = zlib.crc32(key)
         # As the array's own type: a Python int would have numpy convert the whole array.
         at = int(hashes.searchsorted(hashes.dtype.type(wanted)))
-        while at < len(hashes) and hashes[at] == wanted:
-            self._checked(self._order_at + 4 * at, 4)
-            term = int(self._order[at])
-            self._checked(self._key_starts_at + 8 * term, 16)
-            begin, stop = int(self._key_starts[term]), int(self._key_starts[term + 1])
-            self._checked(self._keys_at + begin, stop - begin)
+        if at == self._terms or hashes[at] != wanted:
+            return None  # (most of the terms a segment does not hold)
+        buffer = self._buffer
+        check = _unchecked if self._table_checked() else self._checked
+        while at < self._terms and hashes[at] == wanted:
+            check(self._order_at + 4 * at, 4)
+            term = _INT32.unpack_from(buffer, self._order_at + 4 * at)[0]
+            check(self._key_starts_at + 8 * term, 16)
+            begin, stop = _TWO_INT64.unpack_from(buffer, self._key_starts_at + 8 * term)
+            check(self._keys_at + begin, stop - begin)
             if self._keys[begin:stop] == key:
-                self._checked(self._starts_at + 8 * term, 16)
-                start, end = int(self._starts[term]), int(self._starts[term + 1])
-                self._checked(self._ids_at + 4 * start, 4 * (end - start))
-                self._checked(self._weights_at + 4 * start, 4 * (end - start))
-                return self._read("<i4", self._ids_at, start, end), self._read(
-                    "<f4", self._weights_at, start, end)
+                check(self._starts_at + 8 * term, 16)
+                return self._postings(*_TWO_INT64.unpack_from(buffer,
+                                                              self._starts_at + 8 * term))
             at += 1
         return None
+
+    def _postings(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids and weights of the postings [start, end) of one term: read-only arrays
+        over the bytes read (one `pread`), not over the map."""
+        import numpy as np
+
+        count = end - start
+        if self._apart:
+            self._checked(self._ids_at + 4 * start, 4 * count)
+            self._checked(self._weights_at + 4 * start, 4 * count)
+            ids = self._read(self._ids_at + 4 * start, 4 * count)
+            weights = self._read(self._weights_at + 4 * start, 4 * count)
+            return (np.frombuffer(ids, dtype=self._ids_type),
+                    np.frombuffer(weights, dtype=self._weights_type))
+        self._checked(self._ids_at + 8 * start, 8 * count)  # side by side: one range, one read
+        data = self._read(self._ids_at + 8 * start, 8 * count)
+        return (np.frombuffer(data, dtype=self._ids_type, count=count),
+                np.frombuffer(data, dtype=self._weights_type, count=count, offset=4 * count))
 
     def field_terms(self, field: str) -> tuple[bytes, np.ndarray, np.ndarray]:
         """Every key of `field` (`term_key`: the field's name, NUL, the term's bytes) one
@@ -254,9 +345,15 @@ class SavedPostings:
         self._checked(self._starts_at + 8 * low, 8 * (high - low + 1))
         starts = self._starts[low:high + 1]
         first, last = int(starts[0]), int(starts[-1])
-        self._checked(self._ids_at + 4 * first, 4 * (last - first))
-        ids = self._read("<i4", self._ids_at, first, last)
-        return self._keys[begin:stop].tobytes(), ids, (starts - first).astype(np.int64)
+        # The run's words: its ids alone, or each term's ids then its weights.
+        width = 4 if self._apart else 8  # bytes a posting
+        at = self._ids_at + width * first
+        self._checked(at, width * (last - first))
+        words = np.frombuffer(self._read(at, width * (last - first)), dtype=self._ids_type)
+        local = (starts - first).astype(np.int64)
+        if not self._apart:  # the posting at j (from 0) of the term starting at s: word j + s
+            words = words[np.arange(last - first) + np.repeat(local[:-1], np.diff(local))]
+        return self._keys[begin:stop].tobytes(), words, local
 
     def _first_key_at_least(self, wanted: bytes) -> int:
         """The first term number whose key is not below `wanted` (the keys ascend)."""
@@ -272,18 +369,14 @@ class SavedPostings:
                 high = middle
         return low
 
-    def _read(self, dtype: str, section: int, start: int, end: int) -> np.ndarray:
-        import numpy as np
-
-        found = np.empty(end - start, dtype=dtype)
-        at = section + 4 * start
-        if hasattr(os, "preadv"):
-            done = os.preadv(self._handle.fileno(), [found], at)  # type: ignore[list-item]
-        else:  # Windows, older macOS: the handle's position is shared, so one at a time
+    def _read(self, at: int, size: int) -> bytes:
+        """`size` bytes of the file from `at` on."""
+        if _PREAD is not None:
+            data = _PREAD(self._fd, size, at)
+        else:  # Windows: the handle's position is shared, so one at a time
             with self._lock:
                 self._handle.seek(at)
-                done = self._handle.readinto(found)
-        if done != found.nbytes:
+                data = self._handle.read(size)
+        if len(data) != size:
             raise OSError(f"saved postings cut short: {self._handle.name}")
-        found.flags.writeable = False
-        return found
+        return data

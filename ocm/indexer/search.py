@@ -223,12 +223,13 @@ def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Fil
                meaning: bool = True) -> list[Hit]:
     """Raw hits of one vault, best first (before decay and re-ranking): BM25F's, fused with
     the notes closest in meaning unless `meaning` is False or semantic search is off."""
-    query, terms = text_query(text, paths)
+    # Whoosh's query only where Whoosh scores it (a path filter); BM25F's clauses otherwise.
+    query, terms = text_query(text, paths) if paths else (None, on_topic.query_terms(text))
     filter_q, mask = _filter_query(filters)
     # One searcher for the whole search: the doc numbers below are its own, and a commit by
     # another process reopens the index's searcher between two calls of `index.scorer()`.
     scorer = index.scorer()
-    if query is None:
+    if query is None and not terms:
         if text.strip():
             return []  # words, but none searchable ("the and of a", "how do I")
         results = scorer.searcher.search(filter_q or Q.Every(), mask=mask, limit=None,

@@ -227,6 +227,49 @@ def test_each_batch_forks_its_writers_without_the_last_batchs_words(
     assert len(held) == 4 and held[1:] == [(0, 0)] * 3
 
 
+def test_a_resumed_builds_writers_memoise_each_word_once_and_drop_it_before_writing(
+        project: Project, repo: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build resumed on an opened index (a clone's background build) unpickles the schema
+    and with it an analyzer of its own: its writers analyse with the shared one (which the
+    sections' token counts use, so a run's words are memoised once, not twice), and each
+    writer, the builder and its sub-writer alike, drops those memos before it writes its
+    segment (a process's peak). The index is the one a single process builds."""
+    from ocm.indexer import analysis
+    from ocm.indexer.buildwriter import BuildWriter
+
+    _fill(project)
+    whole = _rebuild(project, 1)[3]
+    first = Project.open(cwd=repo).index_for(project.vault)
+    first.build_budget, first.budget_min_notes = 0.0, 1
+    first._create()
+    first.sync()  # (a first search's build: one note committed, the rest left)
+    assert first.progress is not None and first.progress[0] < NOTES
+    seen = tmp_path / "writers.txt"
+    finish = BuildWriter._finalize_segment
+
+    def noted(self: BuildWriter) -> None:
+        shared = all(f.analyzer is analysis.code_analyzer() for _, f in self.schema.items()
+                     if isinstance(getattr(f, "analyzer", None), analysis.CodeAnalyzer))
+        with seen.open("a") as out:
+            out.write(f"{os.getpid()} {shared} {len(analysis.code_analyzer()._indexed)}\n")
+
+    def finishing(self: BuildWriter):
+        noted(self)
+        return finish(self)
+
+    monkeypatch.setattr(BuildWriter, "_finalize_segment", finishing)
+    Project.open(cwd=repo).rebuild_index(procs=2, resume=True)
+    rows = [line.split() for line in seen.read_text().splitlines()]
+    assert len({pid for pid, _, _ in rows}) == 2  # the builder's segment and the sub-writer's
+    assert all(shared == "True" and held == "0" for _, shared, held in rows)
+    ix = index.open_dir(str(project.vault.index_dir))
+    with ix.searcher() as searcher:
+        reader = searcher.reader()
+        assert sorted(s["path"] for s in reader.all_stored_fields()) == sorted(
+            path for path, _, _ in whole)
+
+
 def test_batches_keep_to_a_work_budget_and_a_cap_of_segments(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from ocm.indexer import index as index_module

@@ -710,6 +710,7 @@ class NoteIndex:
         same order, as one process would index. `until` (a `time.monotonic()` deadline):
         one process reads the notes in order until it passes, and commits those. Without
         `until`, each process also embeds the notes it read (`_embedded`)."""
+        from .analysis import code_analyzer
         from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
@@ -735,6 +736,7 @@ class NoteIndex:
             ready = ready_texts()
             indexed, failed = self._index_run(
                 writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
+            code_analyzer().clean()
             return writer.finish_part(), indexed, failed, embedded(ready)
 
         writer = _writer(ix, build=True)
@@ -754,6 +756,8 @@ class NoteIndex:
 
             ready = ready_texts()
             indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
+            if until is None:  # (a budget's process keeps its words for its searches)
+                code_analyzer().clean()
             made = self._embedded if model is not None else self._embed_ready
             made.update(embedded(ready))
             del ready
@@ -1194,13 +1198,28 @@ def _writer(ix: windex.Index, build: bool = False, lock: bool = True):
         from .buildwriter import BuildWriter
 
         if not lock:
-            return BuildWriter(ix, _lk=False, **kwargs)
+            return _one_analyzer(BuildWriter(ix, _lk=False, **kwargs))
     while True:
         try:
             if build:
-                return BuildWriter(ix, timeout=2.0, delay=0.05, **kwargs)
+                return _one_analyzer(BuildWriter(ix, timeout=2.0, delay=0.05, **kwargs))
             return ix.writer(timeout=2.0, delay=0.05, **kwargs)
         except LockError:
             if time.monotonic() > deadline:
                 raise OcmError(f"search index at {ix.storage.folder} stayed locked for "  # type: ignore[attr-defined]
                                f"{WRITER_TIMEOUT_S:.0f}s; try again") from None
+
+
+def _one_analyzer(writer):  # (a BuildWriter) -> it
+    """A build's writer analysing with `code_analyzer()`, the instance the sections' token
+    counts use (ocm/indexer/chunks.py), so that each token of a run is memoised once, and
+    dropped with it. The writer of an opened index (a build resumed) unpickles the schema
+    and with it an analyzer of its own (the same configuration: module constants), whose
+    memos held each token of the run a second time (~40 MB a process at 100k)."""
+    from .analysis import CodeAnalyzer, code_analyzer
+
+    shared = code_analyzer()
+    for _, fieldtype in writer.schema.items():
+        if isinstance(getattr(fieldtype, "analyzer", None), CodeAnalyzer):
+            fieldtype.analyzer = shared
+    return writer

@@ -39,6 +39,7 @@ import threading
 import zlib
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,20 +119,24 @@ class SavedPostingsWriter:
         blob = b"".join(keys)
         header = MAGIC + segid.ljust(_SEGMENT_ID_BYTES, b"\x00") + np.array(
             [len(keys), len(self._ids), len(blob)], dtype="<i8").tobytes()
+        # The arrays written as they are held (a copy only where the machine is not
+        # little-endian), the postings' runs made one at a time: copies of whole arrays were
+        # ~12 bytes a posting at the end of a build's segment, its writer's peak.
         starts = np.frombuffer(self._starts, dtype=np.int64)
-        parts = [header, hashes[order].astype("<u4"), order.astype("<i4"),
-                 starts.astype("<i8"), key_starts.astype("<i8"),
-                 *_side_by_side(starts, np.frombuffer(self._ids, dtype=np.uint32),
-                                np.frombuffer(self._weights, dtype=np.uint32))]
+        parts = chain((header, hashes[order].astype("<u4", copy=False),
+                       order.astype("<i4", copy=False), starts.astype("<i8", copy=False),
+                       key_starts.astype("<i8", copy=False)),
+                      _side_by_side(starts, np.frombuffer(self._ids, dtype=np.uint32),
+                                    np.frombuffer(self._weights, dtype=np.uint32)))
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)
         fd, temporary = open_new(Path(folder), name, prefix=".")  # never a planted link
         try:
             with os.fdopen(fd, "wb") as out:
                 for part in parts:  # (the postings' runs: 8 bytes a posting, no padding)
-                    data = part if isinstance(part, bytes) else part.tobytes()
-                    out.write(data)
-                    out.write(bytes(_pad(len(data))))
+                    with memoryview(part) as view, view.cast("B") as data:
+                        out.write(data)
+                        out.write(bytes(_pad(len(data))))
                 out.write(blob)
             os.replace(temporary, final)
         except BaseException:  # a full disk: no half-written file left beside the segment

@@ -168,7 +168,11 @@ def _run_child(work: Callable[[Callable[[], None]], Any], pipe: int) -> NoReturn
     code = 1
     try:
         result = work(lambda: _write_all(pipe, _TICK))
-        _write_all(pipe, _RESULT + pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+        _write_all(pipe, _RESULT)
+        # Pickled into the pipe a frame at a time: never the whole pickle in memory (a
+        # batch's rows, ~1 KB a note), let alone a second copy with _RESULT before it.
+        with open(pipe, "wb", buffering=1 << 16, closefd=False) as out:
+            pickle.dump(result, out, pickle.HIGHEST_PROTOCOL)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent raises it
         with contextlib.suppress(BaseException):  # else the parent reports a death

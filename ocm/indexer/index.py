@@ -46,6 +46,7 @@ from .schema import BM25_B, BM25_K1, build_schema, weighting
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .buildwriter import BuildWriter
     from .embed import Embedder
     from .vectors import Embedded, EmbedText, VectorStore
 
@@ -1210,7 +1211,7 @@ def _writer(ix: windex.Index, build: bool = False, lock: bool = True):
                                f"{WRITER_TIMEOUT_S:.0f}s; try again") from None
 
 
-def _one_analyzer(writer):  # (a BuildWriter) -> it
+def _one_analyzer(writer: BuildWriter) -> BuildWriter:
     """A build's writer analysing with `code_analyzer()`, the instance the sections' token
     counts use (ocm/indexer/chunks.py), so that each token of a run is memoised once, and
     dropped with it. The writer of an opened index (a build resumed) unpickles the schema

@@ -30,8 +30,9 @@ def atomic_write_bytes(path: Path, data: bytes,
     """Write `data` over `path`; with `unchanged`, only if `unchanged(path)` still says True
     once the temp file is on disk (checked last, so a save during our fsync is not
     overwritten), and only if the file we displaced still says so afterwards
-    (`_swap_checked`: a save landing between that check and the swap is put back).
-    `durable=False` skips the fsyncs, for derived files that are rebuilt when lost."""
+    (`_swap_checked`: a save landing between that check and the swap is put back, and so
+    is a save into ours while it was shown). `durable=False` skips the fsyncs, for derived
+    files that are rebuilt when lost."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = open_new(path.parent, path.name)
     try:
@@ -43,23 +44,25 @@ def atomic_write_bytes(path: Path, data: bytes,
         if unchanged is not None and not unchanged(path):
             os.unlink(tmp)
             return False
-        if unchanged is None or not _swap_checked(tmp, path, unchanged):
+        if unchanged is None or not _swap_checked(tmp, path, unchanged, data, durable):
             os.replace(tmp, path)
-    except _Raced:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            if durable:
+                _fsync_dir(path.parent)
+    except _Raced:  # _swap_checked left at the temp name only what must not go
         return False
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    if durable:
-        _fsync_dir(path.parent)
     return True
 
 
 class _Raced(Exception):
-    """A save landed between the check and the swap; it was put back."""
+    """A save landed in the file displaced (or in ours while it was shown); it is at the
+    path again."""
+
+
+_SWAPS = 10  # turns of `_swap_checked` while saves keep landing in the file just hidden
 
 
 _RENAME_EXCHANGE = 2
@@ -93,21 +96,44 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _swap_checked(tmp: Path, path: Path, unchanged: Callable[[Path], bool]) -> bool:
-    """Put `tmp` at `path` by swapping the two names, then check the file displaced (now at
-    `tmp`) is still the one read: a person's save that landed after `unchanged` said yes
-    (written in place into the old file, or renamed over it) is swapped back and _Raced is
-    raised (the caller re-reads and re-applies its change). False when the system cannot
-    swap (the caller falls back to a plain replace)."""
+def _swap_checked(tmp: Path, path: Path, unchanged: Callable[[Path], bool],
+                  data: bytes, durable: bool = True) -> bool:
+    """Put `tmp` (holding `data`) at `path` by swapping the two names, then check the file
+    displaced (now at `tmp`) is still the one read, and (`durable`) again once the swap is
+    on disk (the directory's fsync): an in-place save whose open() looked the name up just
+    before the swap empties and writes the old file only after (Linux looks up, then
+    truncates), so the first look can come too soon. If so it goes and True is returned.
+    False when the system cannot swap (the caller falls back to a plain replace).
+
+    A person's save that landed in the displaced file after `unchanged` said yes (written in
+    place into the old file, or renamed over it) is shown again and _Raced raised (the
+    caller re-reads and re-applies its change). Ours was shown meanwhile, and a save in
+    place into it (an editor saving on its timer, or reloading ours and saving) is the
+    newer one: so a file only goes when it holds what it held when it was last shown, and
+    the one a save landed in is shown again, in turn (a save into ours is kept at `path`,
+    the older one it replaces goes). A file that still changes after _SWAPS turns is left
+    at the temp name, not removed here (`sweep_temp_files` takes it once we are gone)."""
     if not _exchange(tmp, path):
         return False
-    if unchanged(tmp):
+    quiet = unchanged(tmp)
+    if quiet and durable:
+        _fsync_dir(path.parent)
+        quiet = unchanged(tmp)
+    if quiet:
         os.unlink(tmp)
         return True
-    try:
-        _exchange(tmp, path)  # theirs back in place; ours is unlinked by the caller
-    except OSError:
-        os.replace(tmp, path)  # never leave theirs at the temp name, which is removed
+    shown: bytes | None = data  # what the file now at `path` held when it was put there
+    for _ in range(_SWAPS):
+        showing = file_bytes(tmp)
+        try:
+            _exchange(tmp, path)  # the hidden one, with a save the shown one lacks, back
+        except OSError:
+            os.replace(tmp, path)  # never leave theirs at the temp name, which is removed
+            raise _Raced from None
+        if file_bytes(tmp) == shown:  # nothing saved into it while it was shown
+            os.unlink(tmp)
+            raise _Raced
+        shown = showing
     raise _Raced
 
 
@@ -183,6 +209,16 @@ def file_signature(path: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def file_bytes(at: Path) -> bytes | None:
+    """The bytes of the file at `at`, None if it is gone or a link."""
+    try:
+        fd = os.open(at, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def sweep_temp_files(folders: list[Path], min_age_s: float = 600.0) -> int:

@@ -17,7 +17,7 @@ from stat import S_ISREG
 from typing import Any, TypeVar
 
 from . import locks
-from .atomic import atomic_write_text, file_signature, locked
+from .atomic import atomic_write_text, file_bytes, file_signature, locked
 from .boundary import MAX_NOTE_BYTES, check_inside, check_size, is_real_dir, is_real_file
 from .clock import instant
 from .errors import Conflict, InvalidInput, NoteFormatError, NotFound, OcmError
@@ -150,9 +150,13 @@ class NoteFolder:
                 if new_text == text:
                     return result, False
                 check_size(path, new_text)
-                # edited under us (checked again after our fsync): re-read and re-apply
-                def unchanged(at: Path, sig: tuple[int, int] | None = signature) -> bool:
-                    return file_signature(at) == sig
+                # edited under us (checked again after our fsync): re-read and re-apply.
+                # The bytes too: where times are coarse (a clock tick, 1-10 ms; Linux before
+                # 6.13), a save can leave them and the size as they were, the empty file an
+                # in-place save starts with above all (tests/test_races.py).
+                def unchanged(at: Path, sig: tuple[int, int] | None = signature,
+                              raw: bytes = text.encode("utf-8")) -> bool:
+                    return file_signature(at) == sig and file_bytes(at) == raw
 
                 if atomic_write_text(path, new_text, unchanged=unchanged):
                     return result, True

@@ -127,3 +127,33 @@ def test_kept_chunks_and_rank_rows_are_what_a_fresh_read_gives(
     # A segment no longer searched (merged away) takes its entries with it.
     small.keep_only([])
     assert not small._chunks and not small._rows and small._chunk_chars == 0
+
+
+def test_candidates_made_from_kept_values_are_the_hits_made_afresh(
+        project: Project, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocm.indexer import search
+    from ocm.indexer.hits import Filters
+
+    _remember_three(project)
+    assert project.search("webhook")  # indexed
+    index = project.index_for(project.vault)
+
+    def made() -> list[dict]:
+        hits = search.candidates(index, "webhook payload retries signed", (), Filters())
+        assert len(hits) >= 3
+        return [dict(hit.__dict__, meta_source=None, chunk_source=None) for hit in hits]
+
+    first = made()
+    scorer = index.scorer()
+    assert len(scorer.hit_values) >= 3
+    kept = made()  # the same scorer: made from its kept values
+    assert kept == first and [list(h) for h in kept] == [list(h) for h in first]
+    scorer.hit_values.clear()
+    assert made() == first
+    # Within its bound: full, the kept values start again.
+    monkeypatch.setattr(search, "HIT_VALUES_KEPT", 1)
+    scorer.hit_values.clear()
+    assert made() == first and len(scorer.hit_values) == 1
+    hits = search.candidates(index, "webhook payload retries signed", (), Filters())
+    assert {hit.title for hit in hits} >= {"Webhook retries", "Webhook payload logs"}
+    assert all(hit.meta.get("title") == hit.title for hit in hits)

@@ -372,6 +372,9 @@ class PostingScorer:
                              default=0)
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
+        # What a search makes a candidate of, by global doc number (search._hit): valid for
+        # this searcher's numbers, so kept with it.
+        self.hit_values: dict[int, dict[str, Any]] = {}
         self._norms: dict[str, np.ndarray] = {}
         self._codes: dict[str, np.ndarray] = {}
         self._sets: dict[str, frozenset[int]] = {}

@@ -157,3 +157,18 @@ def test_candidates_made_from_kept_values_are_the_hits_made_afresh(
     hits = search.candidates(index, "webhook payload retries signed", (), Filters())
     assert {hit.title for hit in hits} >= {"Webhook retries", "Webhook payload logs"}
     assert all(hit.meta.get("title") == hit.title for hit in hits)
+
+
+def test_a_sketch_is_its_words_and_is_made_once(project: Project, keyword_only: None) -> None:
+    from ocm.indexer import hits as hits_module
+
+    _remember_three(project)
+    first = project.search("webhook payload retries", limit=5)
+    again = project.search("webhook payload retries", limit=5)
+    assert first and [h.id for h in first] == [h.id for h in again]
+    for one, two in zip(first, again, strict=True):
+        words = frozenset(str(one.meta.get("sketch") or "").split())
+        assert words and one.sketch == words
+        assert two.sketch is one.sketch  # the same note's sketch: one set
+    hits_module._sketch_words.cache_clear()
+    assert first[0].sketch == frozenset(str(again[0].meta.get("sketch") or "").split())

@@ -33,8 +33,8 @@ class Filters:
     author: str | None = None
 
 
-# Sketches whose word sets are kept made (`_sketch_words`): ~60 words, ~4 KB a set.
-SKETCHES_KEPT = 2048
+# Sketches whose word sets are kept made (`_sketch_words`): ~60 words, ~3 KB a set.
+SKETCHES_KEPT = 1024
 
 
 @lru_cache(maxsize=SKETCHES_KEPT)

@@ -59,10 +59,10 @@ HELD_KEPT = 1024
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
 # Stored chunks (a note's sections, their text whole: ~2.4 KB a note, a transcript's far
-# more) kept, counted in characters of text (~8 MB): a search reads the chunks of the ~10
-# notes it returns, a third of them returned by an earlier search of the same process, and
-# each read is a zlib inflate of the column's value (~30 us a note).
-CHUNK_CHARS_KEPT = 4_000_000
+# more) kept, counted in characters of text (~2.2 MB held): a search reads the chunks of
+# the ~10 notes it returns, a third of them returned by an earlier search of the same
+# process (most of those recently), and each read is a zlib inflate (~30 us a note).
+CHUNK_CHARS_KEPT = 1_000_000
 # Rank column rows kept (a 10-tuple of short strings, a few hundred bytes each): a search
 # makes ~75 candidates, most of them candidates of earlier searches of the process, and a
 # read is a `pread`, its blocks' check and a `marshal.loads` (~5 us).

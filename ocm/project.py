@@ -263,10 +263,13 @@ class Project:
                 if path.is_dir():
                     found.append(Vault(path, entry.get("project") or path.parent.name,
                                        Path(entry.get("project_root") or path.parent)))
+        found = [vault for vault in found if vault.exists]
+        if len(found) < 2:  # nothing to tell apart (no user vault yet): no `resolve`
+            return found
         unique: dict[Path, Vault] = {}
         for vault in found:
             unique.setdefault(vault.root.resolve(), vault)
-        return [v for v in unique.values() if v.exists]
+        return list(unique.values())
 
     def _locate(self, note_id: str) -> tuple[Vault, str, Path]:
         """(vault, kind, path) of a note id: project memories and sessions, then the user's."""

@@ -133,6 +133,9 @@ class NoteIndex:
         self._ix: windex.Index | None = None
         self._searcher = None
         self._searcher_generation = -1
+        # (the index folder's inode, mtime and ctime, the latest generation its listing
+        # showed then): `searcher` lists the folder again only once a name in it changed.
+        self._generation_seen: tuple[tuple[int, int, int], int] | None = None
         self._scorer = None
         self._manifest = Manifest(self.dir)
         # Processes for a full rebuild; set to >1 only by single-threaded callers (the CLI's
@@ -923,13 +926,38 @@ class NoteIndex:
             ix = self._open()
         assert ix is not None
         if self._searcher is None:
-            self._searcher_generation = ix.latest_generation()
+            self._searcher_generation = self._latest_generation(ix)
             self._searcher = LiveSearcher(ix.reader(), fromindex=ix, weighting=weighting())
-        elif ix.latest_generation() != self._searcher_generation:
+        elif self._latest_generation(ix) != self._searcher_generation:
             # Not `Searcher.up_to_date()`: over an empty index it compares with the
             # EmptyReader's -1 and reopens on every call.
             self._searcher = self._refreshed(ix)
         return self._searcher
+
+    def _latest_generation(self, ix: windex.Index) -> int:
+        """`ix.latest_generation()`, the highest generation among the folder's TOC files'
+        names, listed again only when the folder's stat changed: a commit adds its TOC file
+        (a name added, removed or renamed changes the folder's mtime), and a warm search
+        asked twice (its scorer, its chunks' statistics), each a listing of the folder's
+        ~110 files and a pattern match of each name (~0.1 ms). As for a folder's record
+        names (ocm/vault/alike/autofix.py), a folder changed within RACY_NS of its listing
+        is listed again next time: a second change within one timestamp tick would leave
+        its stat as it was."""
+        try:
+            found = os.stat(self.dir)
+        except OSError:
+            return ix.latest_generation()
+        stamp = (found.st_ino, found.st_mtime_ns, found.st_ctime_ns)
+        seen = self._generation_seen
+        if seen is not None and seen[0] == stamp:
+            return seen[1]
+        from .embed import RACY_NS
+
+        read_at = time.time_ns()
+        generation = ix.latest_generation()
+        self._generation_seen = (stamp, generation) if (
+            max(stamp[1], stamp[2]) < read_at - RACY_NS) else None
+        return generation
 
     def vectors(self):  # -> ocm.indexer.vectors.VectorStore | None
         """The notes' embeddings, brought up to date with the manifest (what `sync` just

@@ -58,6 +58,15 @@ SMALL_SEGMENT_LOOKUPS = 300
 HELD_KEPT = 1024
 # Stored fields of this many documents (a few KB each) are kept: a search reads ~60.
 STORED_BUDGET = 3000
+# Stored chunks (a note's sections, their text whole: ~2.4 KB a note, a transcript's far
+# more) kept, counted in characters of text (~2.2 MB held): a search reads the chunks of
+# the ~10 notes it returns, a third of them returned by an earlier search of the same
+# process (most of those recently), and each read is a zlib inflate (~30 us a note).
+CHUNK_CHARS_KEPT = 1_000_000
+# Rank column rows kept (a 10-tuple of short strings, a few hundred bytes each): a search
+# makes ~75 candidates, most of them candidates of earlier searches of the process, and a
+# read is a `pread`, its blocks' check and a `marshal.loads` (~5 us).
+RANK_ROWS_KEPT = 20_000
 # Postings whose score in one clause (idf * BM25 part * boost, with their global doc
 # numbers) a scorer keeps, 12 bytes each (~12 MB): a search then adds ~30 ready arrays in
 # one pass instead of computing ~120 (clause, segment) pieces (measured at 10k notes:
@@ -172,6 +181,11 @@ class SegmentCache:
         self._postings: OrderedDict[tuple[str, str, str], _Postings | None] = OrderedDict()
         self._size = 0
         self._stored: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        # (segment, doc) -> (its chunks, their characters of text), least recently used first.
+        self._chunks: OrderedDict[tuple[str, int], tuple[list, int]] = OrderedDict()
+        self._chunk_chars = 0
+        # (segment, doc) -> its rank column row (None: none), oldest first.
+        self._rows: dict[tuple[str, int], Row | None] = {}
         # Small segments: their term keys (Whoosh's bytes), or how many lookups so far.
         self._keys: dict[str, frozenset[bytes] | int] = {}
         # Each segment's saved postings (savedpostings.py), None where it has none.
@@ -189,6 +203,9 @@ class SegmentCache:
             self._forget(key)
         for stored in [k for k in self._stored if k[0] not in live]:
             del self._stored[stored]
+        self._rows = {k: v for k, v in self._rows.items() if k[0] in live}
+        for gone in [k for k in self._chunks if k[0] not in live]:
+            self._chunk_chars -= self._chunks.pop(gone)[1]
         self._keys = {k: v for k, v in self._keys.items() if k in live}
         self._saved = {k: v for k, v in self._saved.items() if k in live}
         self._columns = {k: v for k, v in self._columns.items() if k[0] in live}
@@ -214,16 +231,34 @@ class SegmentCache:
 
     def chunks(self, reader: Any, doc: int) -> list:
         """A document's stored chunks (the `chunks` column; [] for a segment written
-        without one). Read for the hits a search returns only: not kept."""
+        without one), read for the hits a search returns; callers must not modify the
+        list. The last CHUNK_CHARS_KEPT characters' worth are kept."""
+        key = (_segment_key(reader), doc)
+        kept = self._chunks.get(key)
+        if kept is not None:
+            self._chunks.move_to_end(key)
+            return kept[0]
         read = self._column(reader, "chunks", CHUNKS_COLUMN)
-        found = read(doc) if read is not None else None
-        return found or []
+        found = (read(doc) if read is not None else None) or []
+        chars = sum(len(chunk[5]) for chunk in found)
+        self._chunks[key] = (found, chars)
+        self._chunk_chars += chars
+        while self._chunk_chars > CHUNK_CHARS_KEPT and len(self._chunks) > 1:
+            self._chunk_chars -= self._chunks.popitem(last=False)[1][1]
+        return found
 
     def rank_row(self, reader: Any, doc: int) -> Row | None:
         """A document's row of the rank column (ocm/indexer/rankcolumn.py); None for a
-        segment or note without one. Not kept: a read costs about what a lookup would."""
+        segment or note without one. The last RANK_ROWS_KEPT read are kept."""
+        key = (_segment_key(reader), doc)
+        rows = self._rows
+        if key in rows:
+            return rows[key]
         read = self._column(reader, RANK_FIELD, RANK_COLUMN, decode_row)
-        return read(doc) if read is not None else None
+        found = rows[key] = read(doc) if read is not None else None
+        if len(rows) > RANK_ROWS_KEPT:
+            del rows[next(iter(rows))]
+        return found
 
     def _column(self, reader: Any, name: str, column: Any,
                 decode: Decode | None = None) -> ColumnRead | None:
@@ -337,6 +372,9 @@ class PostingScorer:
                              default=0)
         self.cache = cache if cache is not None else SegmentCache()
         self.cache.keep_only(reader for reader, _ in self.leaves)
+        # What a search makes a candidate of, by global doc number (search._hit): valid for
+        # this searcher's numbers, so kept with it.
+        self.hit_values: dict[int, dict[str, Any]] = {}
         self._norms: dict[str, np.ndarray] = {}
         self._codes: dict[str, np.ndarray] = {}
         self._sets: dict[str, frozenset[int]] = {}

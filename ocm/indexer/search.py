@@ -55,6 +55,9 @@ DATE_SLACK = timedelta(days=2)
 CANDIDATES = 60
 # Note paths kept made (search._note_path): a few hundred bytes each.
 NOTE_PATHS = 20_000
+# Candidates' values kept made per scorer (`_hit`): ~1 KB each, the strings shared with the
+# rank rows the index's cache keeps.
+HIT_VALUES_KEPT = 10_000
 SEARCH_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "tags")
 # Words that describe what is being looked for rather than its content ("my last session").
 _META_WORDS = frozenset({
@@ -194,9 +197,25 @@ def _note_path(root: Path, rel: str) -> Path:
 
 
 def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> Hit:
-    """A hit of the note at global doc `number` of `scorer`'s searcher: made from its row
-    of the rank column (its `meta` read when first asked for), else from its stored fields
-    read now; its stored chunks read when they are first asked for (`Hit.chunks`)."""
+    """A hit of the note at global doc `number` of `scorer`'s searcher, scoring `score`:
+    its values made once per scorer (`_hit_values`; a warm process meets most candidates
+    in search after search) and copied into a new `Hit`."""
+    kept = scorer.hit_values
+    values = kept.get(number)
+    if values is None:
+        if len(kept) >= HIT_VALUES_KEPT:
+            kept.clear()
+        values = kept[number] = _hit_values(index, scorer, number)
+    hit = candidate(values)
+    hit.score = score
+    return hit
+
+
+def _hit_values(index: NoteIndex, scorer: PostingScorer, number: int) -> dict[str, Any]:
+    """What a hit of the note at global doc `number` of `scorer`'s searcher holds but its
+    score (`hits.candidate`'s values): made from its row of the rank column (its `meta`
+    read when first asked for), else from its stored fields read now; its stored chunks
+    read when they are first asked for (`Hit.chunks`)."""
     row = scorer.rank_row(number)
     meta: dict | None = None
     if row is None:  # a segment written before the rank column (ocm/indexer/rankcolumn.py)
@@ -206,16 +225,16 @@ def _hit(index: NoteIndex, scorer: PostingScorer, number: int, score: float) -> 
         meta = stored.get("meta") or {}
         row = row_of(stored)
     ident, kind, type_, title, status, tool, scope, epoch, rel, importance = row
-    return candidate({
+    return {
         "id": ident, "kind": kind, "type": type_, "title": title, "status": status,
         "tool": tool, "scope": scope,
         "date": datetime.fromtimestamp(epoch) if epoch else None,
         "path": _note_path(index.resolved_root, rel), "_meta": meta,
         "meta_source": partial(scorer.meta, number) if meta is None else None,
-        "_importance": importance, "project": index.vault.project, "score": score,
+        "_importance": importance, "project": index.vault.project,
         "chunk_source": partial(scorer.chunks, number),
         "relpath": rel,
-    })
+    }
 
 
 def candidates(index: NoteIndex, text: str, paths: tuple[str, ...], filters: Filters,

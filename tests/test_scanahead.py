@@ -242,7 +242,7 @@ def test_a_find_that_failed_at_once_is_not_searched_ahead_of(
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
     said = _spy_confirm(monkeypatch)
     scanahead.start(str(root))
-    scanahead._AHEAD[str(root)][0].wait()
+    scanahead._AHEAD[str(root)].wait()
     assert not scanahead.started(str(root))
     assert [h.to_json() for h in Project.open(cwd=project.root).search("kafka")] == (
         _after_check(project, "kafka"))

@@ -22,7 +22,8 @@ from .scan import NOTE_DIRS
 
 # path NUL mtime (seconds.fraction, ns resolution) NUL size NUL, for each note
 _FORMAT = "%p\\0%T@\\0%s\\0"
-# `find` run in the vault's folder by a shell (posix_spawn has no working folder of its own).
+# `find` run in the vault's folder by a shell (posix_spawn has no working folder of its own;
+# an absolute folder, which `cd` finds without $CDPATH and does not print).
 _SHELL = "/bin/sh"
 _IN_ROOT = 'cd -- "$0" && exec find "$@"'
 _SIGKILL = 9  # (POSIX; the `signal` module's enums are not imported for it)
@@ -89,8 +90,9 @@ def start(root: str) -> None:
         # (-type f first: `-type d -name .* -prune -o -type f` costs ~1.4k more a file).
         # No `find` (the shell's exit code 127) is a failed listing, as an unreadable folder.
         pid = os.posix_spawn(
-            _SHELL, ["sh", "-c", _IN_ROOT, root, *folders, "-mindepth", "1", "-type", "f",
-                     "-printf", _FORMAT, "-o", "-type", "d", "-name", ".*", "-prune"],
+            _SHELL, ["sh", "-c", _IN_ROOT, os.path.abspath(root), *folders, "-mindepth", "1",
+                     "-type", "f", "-printf", _FORMAT, "-o", "-type", "d", "-name", ".*",
+                     "-prune"],
             {**os.environ, "LC_ALL": "C"},
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                           (os.POSIX_SPAWN_DUP2, fd, 1),

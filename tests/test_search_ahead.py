@@ -64,7 +64,7 @@ def test_the_index_is_read_ahead_before_the_search_imports(indexed: Project) -> 
 
 def test_a_search_of_a_named_vault_imports_no_subprocess(indexed: Project) -> None:
     """A fresh search of a named vault starts its `find` without the subprocess module
-    (~4 ms of its CPU to import) and still takes its listing, the first time (recorded) and
+    (and the modules it imports) and still takes its listing, the first time (recorded) and
     the next (compared with the one recorded), and answers as a search that checks the notes
     itself."""
     code = (

@@ -485,3 +485,23 @@ def test_without_inotify_every_check_stats_the_files(
     flip(damaged)  # a new mtime: seen by the stat
     assert scores(reopened) == clean
     assert any(damaged.name in n and "checksum" in n for n in reopened.notices)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4097, checksums.BLOCKED_MIN - 1, checksums.BLOCKED_MIN,
+                                  checksums.BLOCKED_MIN + 12345])
+def test_a_file_digest_is_its_bytes_whatever_the_way_it_is_read(
+        tmp_path: Path, size: int) -> None:
+    """Small files are read (one `pread`), larger ones mapped: either way the digest is the
+    XXH3-64 of the file's bytes, from an open handle at any position too."""
+    import xxhash
+
+    path = tmp_path / "file"
+    data = random.Random(size).randbytes(size)
+    path.write_bytes(data)
+    key, digest = checksums.digest_of(str(path))
+    assert digest == xxhash.xxh3_64_intdigest(data)
+    st = path.stat()
+    assert key == (st.st_ino, st.st_mtime_ns, size)
+    with open(path, "rb") as handle:
+        handle.seek(size // 2)
+        assert checksums.digest_of(handle) == (key, digest)

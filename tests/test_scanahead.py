@@ -52,6 +52,22 @@ def test_the_listing_holds_what_the_scan_records(project: Project) -> None:
     assert not any(".hidden" in rel or "link" in rel or ".ocm-tmp" in rel for rel in expected)
 
 
+def test_a_vault_named_relative_is_listed_from_its_own_folder(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`find` runs in the vault's folder (a shell `cd`s there): a relative name is made
+    absolute first, so $CDPATH (which could send `cd` to another folder of that name and
+    have it print where it went, into the listing) plays no part."""
+    project.remember("Kafka consumer lag alarms fire at 10k", "gotcha")
+    root = project.vault.root
+    expected = listing_of(root)
+    decoy = tmp_path / "decoy" / root.name
+    (decoy / "memories").mkdir(parents=True)
+    (decoy / "memories" / "other.md").write_text("x")
+    monkeypatch.setenv("CDPATH", str(decoy.parent))
+    monkeypatch.chdir(root.parent)
+    assert listing_of(Path(root.name)) == expected
+
+
 def test_nothing_is_taken_that_was_not_started(tmp_path: Path) -> None:
     assert scanahead.take(str(tmp_path)) is None
     scanahead.start(str(tmp_path))  # no note folders: nothing to list
@@ -242,7 +258,7 @@ def test_a_find_that_failed_at_once_is_not_searched_ahead_of(
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
     said = _spy_confirm(monkeypatch)
     scanahead.start(str(root))
-    scanahead._AHEAD[str(root)][0].wait()
+    scanahead._AHEAD[str(root)].wait()
     assert not scanahead.started(str(root))
     assert [h.to_json() for h in Project.open(cwd=project.root).search("kafka")] == (
         _after_check(project, "kafka"))

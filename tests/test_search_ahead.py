@@ -62,6 +62,32 @@ def test_the_index_is_read_ahead_before_the_search_imports(indexed: Project) -> 
     assert len(json.loads(done.stdout)) == 10
 
 
+def test_a_search_of_a_named_vault_imports_no_subprocess(indexed: Project) -> None:
+    """A fresh search of a named vault starts its `find` without the subprocess module
+    (and the modules it imports) and still takes its listing, the first time (recorded) and
+    the next (compared with the one recorded), and answers as a search that checks the notes
+    itself."""
+    code = (
+        "import atexit, sys\nfrom ocm.vault.freshness import scanahead\ntaken = []\n"
+        "real = scanahead.take\n"
+        "def watched(*args):\n"
+        "    listing = real(*args)\n"
+        "    taken.append(listing is not None)\n"
+        "    return listing\n"
+        "scanahead.take = watched\n"
+        "from ocm.cli import lean\n"
+        "sys.argv = ['ocm', 'search', '--json', 'redis', 'ttl']\n"
+        "atexit.register(lambda: sys.stderr.write(repr(('subprocess' in sys.modules, taken))))\n"
+        "lean.main()\n")
+    env = {**os.environ, "OCM_VAULT": str(indexed.vault.root)}
+    expected = [h.id for h in indexed.search("redis ttl")]
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code], cwd=indexed.root, env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert (done.returncode, done.stderr) == (0, "(False, [True])"), done.stderr
+        assert [h["id"] for h in json.loads(done.stdout)] == expected
+
+
 @pytest.mark.parametrize("args", [["--limit", "abc", "redis"], ["--kind", "Memory", "redis"]])
 def test_a_search_click_must_run_leaves_no_listing_behind(
         indexed: Project, ocm_home: Path, args: list[str]) -> None:

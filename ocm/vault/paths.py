@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from .errors import InvalidInput
@@ -40,6 +39,9 @@ def locate(vault: str | Path | None = None,
 def find_project_root(start: Path) -> Path:
     """The repository's main work tree (via git's *common* dir, so worktrees share one
     vault); without git, `start` itself."""
+    # (Imported here: a search of a named vault starts no process through it.)
+    import subprocess
+
     start = start.resolve()
     try:
         out = subprocess.run(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 from ..atomic import atomic_write_text
@@ -33,6 +32,8 @@ def _stat(root: Path, rel: str) -> list[int] | None:
 
 def dirty(root: Path) -> list[str] | None:
     """Uncommitted paths (relative, POSIX); None outside a git work tree."""
+    import subprocess  # (here: a search, which imports this module, starts no git)
+
     try:
         out = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],

@@ -14,7 +14,6 @@ whose results hold a memory about files would pay.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterable
@@ -39,6 +38,8 @@ class StalenessChecker:
 
     def _git(self, *args: str) -> str | None:
         """git's output, or None when it fails (no repository, unknown commit, no git)."""
+        import subprocess  # (here: most searches ask git nothing)
+
         self.git_calls += 1
         # The project root itself must be the repository (as GitPython's `Repo(root)` in
         # git/info.py): git must not find one in a folder above it, such as a dotfiles repo.

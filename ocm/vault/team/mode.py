@@ -18,8 +18,8 @@ User-scope memories live in `~/.openCodeMemory`, outside every repository, and n
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..atomic import atomic_write_text
 from ..errors import InvalidInput
@@ -29,6 +29,9 @@ DRIVER = "ocm-note"
 ATTRIBUTES = f"""{MARKER}: every note merges through ocm (`ocm init` registers the driver).
 *.md merge={DRIVER}
 """
+if TYPE_CHECKING:
+    import subprocess
+
 PER_MACHINE = ".install-manifest.json"  # what `ocm init --agents` wrote on this machine
 _ALWAYS_IGNORED = [".index/", ".locks/", ".hooks/", ".ocm-state.json", ".ocm-tmp-*",
                    ".obsidian/", "transcripts/", PER_MACHINE]
@@ -61,6 +64,8 @@ def shares_sessions(vault_root: Path) -> bool:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import subprocess  # (here: a search, which imports this module, starts no git)
+
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
                           timeout=30, check=False)
 

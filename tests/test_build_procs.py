@@ -117,7 +117,8 @@ def test_a_batch_leaves_no_writer_to_the_next(project: Project,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A rebuild pauses the cyclic collector; each batch's writers end in reference cycles
     (Whoosh's), which would stay until the build ended, forked into every later batch's
-    sub-writers: none is alive when the next batch starts."""
+    sub-writers: none is alive when the next batch starts. After the last batch nothing is
+    forked: no collection there (one core busy, the other idle)."""
     from ocm.indexer import buildwriter
     from ocm.indexer import index as index_module
 
@@ -133,9 +134,13 @@ def test_a_batch_leaves_no_writer_to_the_next(project: Project,
         build(self, *args, **kwargs)
 
     monkeypatch.setattr(NoteIndex, "_build", counting)
+    collected: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(collect(*args)))
     report = project.rebuild_index(procs=1)
     assert report.added == NOTES + 1
     assert len(alive) == 4 and alive == [0, 0, 0, 0]
+    assert len(collected) == 3
 
 
 def test_each_batch_saves_the_rows_its_writers_made(project: Project,

@@ -17,7 +17,7 @@ from ocm.vault.errors import OcmError
 from ocm.vault.memories import MEMORY_TYPES
 
 from . import agents_cmds, memory_cmds, render, searching, team_cmds, ui_cmd
-from .lean import _exit_searched
+from .exiting import exit_done
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -183,7 +183,7 @@ def rebuild_index(vault: Path | None, as_json: bool, resume: bool) -> None:
             click.echo(f"Indexed {data['indexed']} notes; {len(report.broken)} broken.")
             for rel, problem in report.broken.items():
                 click.echo(f"  broken: {rel}: {problem}")
-        _exit_searched()
+        exit_done()
     finally:  # (an error, or `main` run in a test's process: the exit above raised)
         if collecting:
             gc.enable()

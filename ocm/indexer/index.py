@@ -665,8 +665,8 @@ class NoteIndex:
             # column writers, ~4 KB a note), which the collector a rebuild pauses
             # (Project.rebuild_index) would keep, and fork into the next batch's sub-writers.
             # After the last batch (or a budget's) nothing is forked: they are left to the
-            # collector once it runs again, or to the exit (`ocm rebuild-index` exits
-            # without collecting), not collected while both cores but this one idle.
+            # collector's next run, or to the exit (`ocm rebuild-index` exits without
+            # collecting), not collected while this process alone works and a core idles.
             if deadline is None and done < len(rels):
                 gc.collect()
             self._manifest.save(ix.latest_generation(), known, broken, None)

@@ -117,7 +117,8 @@ def test_a_batch_leaves_no_writer_to_the_next(project: Project,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A rebuild pauses the cyclic collector; each batch's writers end in reference cycles
     (Whoosh's), which would stay until the build ended, forked into every later batch's
-    sub-writers: none is alive when the next batch starts."""
+    sub-writers: none is alive when the next batch starts. After the last batch nothing is
+    forked: no collection there (one core busy, the other idle)."""
     from ocm.indexer import buildwriter
     from ocm.indexer import index as index_module
 
@@ -133,9 +134,13 @@ def test_a_batch_leaves_no_writer_to_the_next(project: Project,
         build(self, *args, **kwargs)
 
     monkeypatch.setattr(NoteIndex, "_build", counting)
+    collected: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(collect(*args)))
     report = project.rebuild_index(procs=1)
     assert report.added == NOTES + 1
     assert len(alive) == 4 and alive == [0, 0, 0, 0]
+    assert len(collected) == 3
 
 
 def test_each_batch_saves_the_rows_its_writers_made(project: Project,
@@ -328,6 +333,23 @@ def test_runs_share_the_work_by_size_in_path_order() -> None:
     assert [len(run) for run in _runs(list(even), even, 2)] == [50, 50]
 
 
+def test_the_builder_takes_a_larger_share_only_of_a_batch_cut_by_its_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builder's longer run keeps two runs' ends (each process's peak) apart where a
+    batch is large enough for that to matter; a smaller batch is shared evenly, so that
+    the sub-writer's core does not idle from its run's end to the builder's."""
+    from ocm.indexer import index as index_module
+    from ocm.indexer.index import BUILDER_SHARE, NOTE_BYTES, _builder_share, _runs
+
+    even = {f"n{i}": [0, NOTE_BYTES] for i in range(100)}  # 200,000 bytes of work
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 200_000)
+    assert _builder_share(list(even), even) == 1
+    assert [len(run) for run in _runs(list(even), even, 2, _builder_share(list(even), even))
+            ] == [50, 50]
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 199_999)
+    assert _builder_share(list(even), even) == BUILDER_SHARE > 1
+
+
 def test_the_builder_keeps_the_scans_own_signatures_not_copies(project: Project) -> None:
     """What a build records of each note (the manifest's notes, held to the end of the
     build and forked into each later sub-writer) is the scan's own path and signature
@@ -357,6 +379,7 @@ def test_a_sub_writer_with_the_shorter_run_ends_before_the_builder_has_read_its_
     _fill(project)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", 1)
     monkeypatch.setattr(index_module, "BUILDER_SHARE", 1.5)
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 1)  # (the share applies)
     builder = os.getpid()
     fields = NoteIndex._fields
 

@@ -156,7 +156,7 @@ def test_the_cases_find_something(world: dict[str, str]) -> None:
 def _loaded_by_a_search(world: dict[str, str], modules: tuple[str, ...]) -> str:
     """'<exit code> [those of `modules` loaded]' after `ocm search --json pool` in a new
     process; its output must hold a hit. (Told by an exit handler: a search's process
-    ends at once after it, the exit handlers run; see lean._exit_searched.)"""
+    ends at once after it, the exit handlers run; see ocm/cli/exiting.py.)"""
     env = {k[4:]: v for k, v in world.items() if k.startswith("env:")}
     code = ("import atexit, sys\nfrom ocm.cli import lean\nsys.argv = ['ocm', 'search', "
             "'--json', 'pool']\natexit.register(lambda: sys.stderr.write(str(sorted("

@@ -15,7 +15,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # (typing is imported after the search's `find` has started)
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    from typing import Any
 
 # `ocm search` options as click declares them (tests/test_lean_cli.py checks they agree).
 VALUED = {"--vault": "vault", "--limit": "limit", "--kind": "kind", "--type": "types",
@@ -125,33 +125,6 @@ def _search(kwargs: dict[str, Any]) -> object | None:
     return searched
 
 
-def _exit_searched() -> NoReturn:
-    """Exit 0 once a search has printed its answer, without the interpreter's teardown:
-    freeing the project searched (its index's readers closed one by one, ~200 files at
-    100k notes) and every module and object the imports made (whoosh, numpy) cost ~80 ms
-    of CPU, after the answer and before the caller sees the process end. The exit
-    handlers still run (unsaved embeddings are written, logs flushed) and the output is
-    flushed. The full exit is kept where anything else could still be owed: a thread that
-    is not a daemon still running, or output streams that are not the process's own (a
-    test runs `main` in its process)."""
-    import atexit
-    import threading
-
-    streams = (sys.stdout, sys.stderr)
-    if streams != (sys.__stdout__, sys.__stderr__) or any(
-            thread is not threading.main_thread() and not thread.daemon
-            for thread in threading.enumerate()):
-        sys.exit(0)
-    atexit._run_exitfuncs()
-    try:
-        for stream in streams:
-            if stream is not None:
-                stream.flush()
-    except OSError:  # (a closed pipe) reported as the full exit reports it
-        sys.exit(0)
-    os._exit(0)
-
-
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["search"] and not os.environ.get(COMPLETION_VARIABLE):
@@ -175,13 +148,15 @@ def main() -> None:
         location = None if found is None else searching.located(found.get("vault"))
         try:
             kwargs = None if found is None else _checked_search(found)
-            # (The project searched is kept to the exit: see `_exit_searched`.)
+            # (The project searched is kept to the exit: see exiting.py.)
             searched = None if kwargs is None else _search({**kwargs, "location": location})
         finally:  # a listing the search did not take (click runs it again)
             if location is not None:
                 scanahead.discard(str(location[0]))
         if searched is not None:
-            _exit_searched()
+            from .exiting import exit_done
+
+            exit_done()
         gc.enable()
     from .main import main as click_main
 

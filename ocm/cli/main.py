@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from ocm.vault.errors import OcmError
 from ocm.vault.memories import MEMORY_TYPES
 
 from . import agents_cmds, memory_cmds, render, searching, team_cmds, ui_cmd
+from .exiting import exit_done
 
 VAULT_OPTION = click.option(
     "--vault", "vault", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -152,26 +154,39 @@ def rebuild_index(vault: Path | None, as_json: bool, resume: bool) -> None:
     project = _project(vault)
     # A full rebuild in this single-threaded process may fork sub-writers (one segment each).
     procs = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCS))
-    if as_json:
-        report = project.rebuild_index(procs=procs, resume=resume)
-    else:
-        # Drawn when the build reports, not by rich's refresh thread: a process with a
-        # second thread never forks (NoteIndex.build_procs), and the build would use one core.
-        with Progress(transient=True, auto_refresh=False) as bar:
-            task = bar.add_task("indexing notes", total=None)
-            report = project.rebuild_index(
-                progress=lambda done, total: bar.update(task, completed=done, total=total,
-                                                        refresh=True),
-                procs=procs, resume=resume, embedding=lambda: bar.update(
-                    task, description="embedding notes", completed=0, total=None,
-                    refresh=True))
-    data = {"indexed": report.added + report.updated, "broken": report.broken}
-    if as_json:
-        render.emit_json(data)
-    else:
-        click.echo(f"Indexed {data['indexed']} notes; {len(report.broken)} broken.")
-        for rel, problem in report.broken.items():
-            click.echo(f"  broken: {rel}: {problem}")
+    # The collector stays off to the exit (Project.rebuild_index pauses it for the build,
+    # and its first run after would traverse everything the build made), and the process
+    # exits without the interpreter's teardown, as a search's does: the garbage the last
+    # batch left and every module's objects go with the process, not one by one after the
+    # build is done.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if as_json:
+            report = project.rebuild_index(procs=procs, resume=resume)
+        else:
+            # Drawn when the build reports, not by rich's refresh thread: a process with a
+            # second thread never forks (NoteIndex.build_procs), and the build would use
+            # one core.
+            with Progress(transient=True, auto_refresh=False) as bar:
+                task = bar.add_task("indexing notes", total=None)
+                report = project.rebuild_index(
+                    progress=lambda done, total: bar.update(task, completed=done,
+                                                            total=total, refresh=True),
+                    procs=procs, resume=resume, embedding=lambda: bar.update(
+                        task, description="embedding notes", completed=0, total=None,
+                        refresh=True))
+        data = {"indexed": report.added + report.updated, "broken": report.broken}
+        if as_json:
+            render.emit_json(data)
+        else:
+            click.echo(f"Indexed {data['indexed']} notes; {len(report.broken)} broken.")
+            for rel, problem in report.broken.items():
+                click.echo(f"  broken: {rel}: {problem}")
+        exit_done()
+    finally:  # (an error, or `main` run in a test's process: the exit above raised)
+        if collecting:
+            gc.enable()
 
 
 # ----------------------------------------------------------------------------- sessions

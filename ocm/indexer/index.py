@@ -96,7 +96,11 @@ NOTE_BYTES = 1000
 # The builder's run of a batch against each sub-writer's, in units of work (a note's size
 # plus NOTE_BYTES): what a process holds peaks at its run's end (its segment written), so
 # runs of the same work peak together; a shorter sub-writer's ends first, and its process
-# with all it held is gone before the builder's peaks.
+# with all it held is gone before the builder's peaks. That costs time: the sub-writer's core
+# idles from its run's end to the builder's (a sixth of each batch's reading at 10k). A batch
+# of at most BUILD_BATCH_WORK (bench vaults: 16 MB at 10k notes, 43 at 50k, 57 at 100k) is
+# shared evenly instead: its runs are small beside what every process holds anyway (~65 MB),
+# and both cores stay busy to the batch's end.
 BUILDER_SHARE = 1.2
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
@@ -662,14 +666,16 @@ class NoteIndex:
                     assert progress is not None
                     progress(offset + step, len(rels))
             self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
+            # (a note gone since the scan is neither: the next batch starts after it)
+            done += len(batch) if deadline is None else len(known) + len(broken) - before
             # A batch's writers end in reference cycles (Whoosh's writer with its files and
             # column writers, ~4 KB a note), which the collector a rebuild pauses
             # (Project.rebuild_index) would keep, and fork into the next batch's sub-writers.
-            # (A budget's batch is the last this sync makes: nothing is forked after it.)
-            if deadline is None:
+            # After the last batch (or a budget's) nothing is forked: they are left to the
+            # collector's next run, or to the exit (`ocm rebuild-index` exits without
+            # collecting), not collected while this process alone works and a core idles.
+            if deadline is None and done < len(rels):
                 gc.collect()
-            # (a note gone since the scan is neither: the next batch starts after it)
-            done += len(batch) if deadline is None else len(known) + len(broken) - before
             self._manifest.save(ix.latest_generation(), known, broken, None)
             self._keep_embedded(known)
             if deadline is None:
@@ -726,7 +732,8 @@ class NoteIndex:
         if procs > 1 and not (threading.active_count() == 1 and hasattr(os, "fork")
                               and bind_forks_to_this_process()):
             procs = 1  # forked children could outlive this process, or fork is unsafe
-        runs = _runs(changed, scan, procs, BUILDER_SHARE) if procs > 1 else [changed]
+        runs = _runs(changed, scan, procs, _builder_share(changed, scan)) if procs > 1 else [
+            changed]
         model = self._build_embedder() if until is None else None
 
         def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
@@ -1163,11 +1170,23 @@ def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list
     more where a batch's work would pass BUILD_BATCH_WORK, at most as many as keep the
     build's segments within MAX_LARGE_SEGMENTS, and no more than batches of BUILD_BATCH_MIN
     notes would make (cut as `_runs` cuts)."""
-    total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+    total = _work(rels, scan)
     most = max(BUILD_BATCHES, MAX_LARGE_SEGMENTS // max(1, procs))
     count = min(max(BUILD_BATCHES, -(-total // BUILD_BATCH_WORK)), most,
                 max(1, len(rels) // BUILD_BATCH_MIN))
     return list(itertools.accumulate(len(run) for run in _runs(rels, scan, count)))
+
+
+def _work(rels: list[str], scan: dict[str, list[int]]) -> int:
+    """The work of indexing the notes `rels`: their sizes plus NOTE_BYTES a note."""
+    return sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+
+
+def _builder_share(rels: list[str], scan: dict[str, list[int]]) -> float:
+    """The builder's share of a batch of `rels` (`_runs`' `first`): BUILDER_SHARE where
+    the batch's work passes BUILD_BATCH_WORK (what a process holds at its run's end then
+    matters), else the same work as each sub-writer's."""
+    return BUILDER_SHARE if _work(rels, scan) > BUILD_BATCH_WORK else 1
 
 
 def _runs(rels: list[str], scan: dict[str, list[int]], count: int,
@@ -1175,7 +1194,7 @@ def _runs(rels: list[str], scan: dict[str, list[int]], count: int,
     """`rels` cut into `count` runs (at least one, none empty but the only one) in their
     order, of about the same work each (a note's size plus NOTE_BYTES), but the first:
     `first` times the work of the others, in their units of work (1: the same)."""
-    total = sum(scan[rel][1] for rel in rels) + NOTE_BYTES * len(rels)
+    total = _work(rels, scan)
     units = count - 1 + first
     runs: list[list[str]] = [[]]
     weight = 0

@@ -8,14 +8,16 @@ read per posting). That loop was the largest single cost of building the index.
 :class:`BuildCodec` groups the sorted postings by term, reads every field's lengths once
 and makes each term's blocks, term info and terms row itself (the bytes
 ``W3PostingsWriter`` and ``OrderedHashWriter`` would write, with none of their calls a
-posting, a block or a term; the terms file's hash tables a run of bytes each). The blocks,
-term infos and files are exactly what ``W3Codec`` writes (``tests/test_buildcodec.py`` compares the bytes), and the segments
-record a plain ``W3Codec``, so readers never see this module: it only exists while
-writing. One file is added per segment: its postings as the scorer's arrays, written from
-the ids and weights the blocks are made of (``savedpostings.py``).
+posting, a block or a term; the terms file's hash tables a run of bytes each). The
+blocks, term infos and files are exactly what ``W3Codec`` writes
+(``tests/test_buildcodec.py`` and ``test_buildwriter.py`` compare the bytes), and the
+segments record a plain ``W3Codec``, so readers never see this module: it only exists
+while writing. One file is added per segment: its postings as the scorer's arrays,
+written from the ids and weights the blocks are made of (``savedpostings.py``).
 
-Written against whoosh3 3.54.0's ``W3FieldWriter`` / ``W3PostingsWriter`` /
-``OrderedHashWriter`` internals (the pinned version); the test above fails if an upgrade changes them.
+Written against whoosh3 3.54.0's ``W3FieldWriter``, ``W3PostingsWriter`` and
+``OrderedHashWriter`` internals (the pinned version); the tests above fail if an upgrade
+changes them.
 """
 
 from __future__ import annotations

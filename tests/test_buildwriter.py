@@ -9,6 +9,7 @@ from whoosh import index
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import TEXT, Schema
 
+from ocm.indexer.buildcodec import BuildCodec
 from ocm.indexer.buildwriter import BuildWriter
 from ocm.indexer.schema import build_schema
 
@@ -82,3 +83,34 @@ def test_refuses_fields_it_cannot_index(tmp_path: Path) -> None:
     ix = index.create_in(str(tmp_path), Schema(body=TEXT(vector=True)))
     with pytest.raises(ValueError, match="body"):
         BuildWriter(ix)
+
+
+def test_same_bytes_at_block_bounds(tmp_path: Path) -> None:
+    """Terms with exactly one and two full blocks of postings (the last block's length is
+    written negative), one over, and a term whose postings all weigh the same: the blocks,
+    term infos and terms rows a build makes itself are Whoosh's."""
+    docs = _docs(257)
+    for i, doc in enumerate(docs):
+        doc["files"] = " ".join(word for word, every in (("zulu", 1), ("kilo", 2), ("xray", 3))
+                                if i < 256 and not i % every) + " " + doc["files"]
+        doc["goal"] = "limit " * (1 + i % 5) + doc["goal"]
+    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
+    with index.open_dir(str(tmp_path / "build")).reader() as reader:
+        assert [reader.doc_frequency("files", word) for word in ("zulu", "kilo", "xray")] \
+            == [256, 128, 86]
+
+
+def test_terms_file_hash_tables_match_whooshs(tmp_path: Path) -> None:
+    """Many terms (buckets with collisions in their open-addressed tables): the terms file,
+    its hash tables and directory included, byte for byte, and every term found."""
+    docs = [{"path": f"n{i}.md", "body": " ".join(f"w{i}x{j}" for j in range(40))}
+            for i in range(60)]
+    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
+    with index.open_dir(str(tmp_path / "build")).searcher() as searcher:
+        assert all(searcher.document_number(body=f"w{i}x{j}") == i
+                   for i in range(60) for j in (0, 39))
+
+
+def test_build_codec_never_inlines_postings() -> None:
+    with pytest.raises(ValueError, match="blocks"):
+        BuildCodec(inlinelimit=2)

@@ -6,22 +6,29 @@ read of the document's field length from the just-written length column (a seek 
 read per posting). That loop was the largest single cost of building the index.
 
 :class:`BuildCodec` groups the sorted postings by term, reads every field's lengths once
-and fills each posting block in one step. The blocks, term infos and files are exactly
-what ``W3Codec`` writes (``tests/test_buildcodec.py`` compares the bytes), and the segments
-record a plain ``W3Codec``, so readers never see this module: it only exists while
-writing. One file is added per segment: its postings as the scorer's arrays, written from
-the ids and weights the blocks are made of (``savedpostings.py``).
+and makes each term's blocks, term info and terms row itself (the bytes
+``W3PostingsWriter`` and ``OrderedHashWriter`` would write, with none of their calls a
+posting, a block or a term; the terms file's hash tables a run of bytes each). The
+blocks, term infos and files are exactly what ``W3Codec`` writes
+(``tests/test_buildcodec.py`` and ``test_buildwriter.py`` compare the bytes), and the
+segments record a plain ``W3Codec``, so readers never see this module: it only exists
+while writing. One file is added per segment: its postings as the scorer's arrays,
+written from the ids and weights the blocks are made of (``savedpostings.py``).
 
-Written against whoosh3 3.54.0's ``W3FieldWriter`` / ``W3PostingsWriter`` internals (the
-pinned version); the test above fails if an upgrade changes them.
+Written against whoosh3 3.54.0's ``W3FieldWriter``, ``W3PostingsWriter`` and
+``OrderedHashWriter`` internals (the pinned version); the tests above fail if an upgrade
+changes them.
 """
 
 from __future__ import annotations
 
+import functools
+import struct
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import groupby
+from hashlib import md5
+from itertools import groupby, starmap
 from operator import itemgetter, sub
 from pickle import dumps
 from typing import Any
@@ -31,15 +38,16 @@ from whoosh.codec.whoosh3 import (
     WHOOSH3_HEADER_MAGIC,
     W3Codec,
     W3FieldWriter,
-    W3PostingsWriter,
     W3Segment,
     W3TermInfo,
 )
 from whoosh.filedb.filetables import _lengths as _ROW_LENGTHS
-from whoosh.system import pack_int, pack_long, pack_ushort
+from whoosh.filedb.filetables import _pointer as _POINTER
+from whoosh.filedb.filetables import md5_hash
+from whoosh.system import pack_int, pack_ushort
 from whoosh.util.numeric import length_to_byte
 
-from .savedpostings import SavedPostingsWriter
+from .savedpostings import SavedPostingsWriter, term_key
 
 Posting = tuple[str, bytes, int, float, bytes | None]
 # One term's postings: field, term, docnums, weights, values.
@@ -48,55 +56,38 @@ Terms = tuple[str, bytes, Sequence[int], Sequence[float], Sequence[bytes]]
 _FIELD_AND_TERM = itemgetter(0, 1)
 # Whoosh's marker for spelling-only entries in the posting stream (never postings).
 _SPELLING_DOCNUM = -1
-# A term info's bytes before its extent (the block's offset and length).
-_TERMINFO_HEAD = W3TermInfo._struct.size
+# A term info's bytes before its extent (the block's offset and length), and its extent
+# (pack_long(offset) + pack_int(length)): a one-block term's value in the terms file.
+_TERMINFO = W3TermInfo._struct
+_EXTENT = struct.Struct("!qi")
+_TERM_VALUE_BYTES = _TERMINFO.size + _EXTENT.size
 # How many single-posting blocks a field writer keeps made (a term that occurs in one note
 # only, two thirds of a build's terms, writes the block of every other term of that note
 # and field with the same count): bounded, as a 100k build's part meets ~1M of them.
 SINGLE_BLOCKS_KEPT = 65_536
+# Whoosh's length byte of a field length, kept per length: the lengths a segment's field
+# writer meets are those its length columns decode to, at most 256 of them.
+_length_byte = functools.cache(length_to_byte)
 
 
 class BuildCodec(W3Codec):
-    """``W3Codec`` with a bulk field writer; everything it writes reads as ``W3Codec``."""
+    """``W3Codec`` with a bulk field writer; everything it writes reads as ``W3Codec``.
+    Postings are never inlined into the term info (``inlinelimit`` 1, W3Codec's default):
+    every term's go to blocks."""
+
+    def __init__(self, blocklimit: int = 128, compression: int = 3,
+                 inlinelimit: int = 1) -> None:
+        if inlinelimit > 1:
+            raise ValueError("BuildCodec writes every term's postings to blocks")
+        super().__init__(blocklimit, compression, inlinelimit)
 
     def field_writer(self, storage, segment) -> BulkFieldWriter:
         return BulkFieldWriter(self, storage, segment)
-
-    def postings_writer(self, dbfile, byteids: bool = False) -> W3PostingsWriter:
-        if byteids:  # term vectors: not used by this schema, Whoosh's own writer
-            return super().postings_writer(dbfile, byteids=True)
-        return BulkPostingsWriter(dbfile, blocklimit=self._blocklimit,
-                                  compression=self._compression,
-                                  inlinelimit=self._inlinelimit)
 
     def new_segment(self, storage, indexname) -> W3Segment:
         # The segment (pickled into the index's TOC) names the stock codec.
         return W3Segment(W3Codec(self._blocklimit, self._compression, self._inlinelimit),
                          indexname)
-
-
-class BulkPostingsWriter(W3PostingsWriter):
-    def add_postings(self, ids: Sequence[int], weights: Sequence[float],
-                     values: Sequence[bytes], lengths: Sequence[int]) -> None:
-        """All of one term's postings, called once between ``start_postings`` and
-        ``finish_postings``: leaves the state ``add_posting`` would after each of them, a
-        block at a time (a full block is written when the next posting arrives, the last
-        one stays buffered for ``finish_postings``)."""
-        assert not self._ids, "add_postings takes a whole term at once"
-        limit = self._blocklimit
-        for start in range(0, len(ids), limit):
-            if start:
-                self._write_block()
-            end = start + limit
-            self._ids = array("I", ids[start:end])
-            block_weights = weights[start:end]
-            self._weights = array("f", block_weights)
-            top = max(block_weights)
-            self._maxweight = top if top > 0 else 0
-            self._values = [v for v in values[start:end] if v]
-            known = [n for n in lengths[start:end] if n]
-            self._minlength = min(known) if known else None
-            self._maxlength = max(known) if known else 0
 
 
 class BulkFieldWriter(W3FieldWriter):
@@ -108,18 +99,15 @@ class BulkFieldWriter(W3FieldWriter):
         # (docnum, weight, value, length) -> (block bytes, term info bytes before the
         # extent) of a term with that one posting in the current field.
         self._single: dict[tuple[int, float, bytes, int], tuple[bytes, bytes]] = {}
-        # Where the next write lands in the postings and the terms file, while only
-        # `_add_one_block_term` writes them; None once Whoosh's own path wrote (then
-        # asked with `tell()`: a buffered file's `tell` is an `lseek` per call, three a
-        # term, ~3 % of a build).
-        self._post_at: int | None = None
-        self._terms_at: int | None = None
+        self._fixed_size: int | None = None  # (the current field's format's)
 
     def start_field(self, fieldname, fieldobj) -> None:
         self._single.clear()  # (a field's format decides its blocks' values)
         super().start_field(fieldname, fieldobj)
+        self._fixed_size = fieldobj.format.fixed_value_size()
 
     def close(self) -> None:
+        _write_hash_tables(self._tindex)
         super().close()
         if self._saved is not None:
             self._saved.write(self._storage, self._segment)
@@ -135,13 +123,29 @@ class BulkFieldWriter(W3FieldWriter):
     def add_terms(self, schema, lengths, terms: Iterable[Terms]) -> None:
         """Every term's postings, as (field, term bytes, docnums, weights, values) in
         field then term order, docnums ascending (what ``add_postings`` groups its sorted
-        postings into; a rebuild's writer files them so, ocm/indexer/buildwriter.py)."""
-        # Terms with at most this many postings take the one-block shortcut (most terms:
-        # at 10k notes two thirds of them occur in a single note). Inlined postings
-        # (inlinelimit > 1) would change the layout, so they never do.
-        single_block = self._codec._blocklimit if self._codec._inlinelimit <= 1 else 0
+        postings into; a rebuild's writer files them so, ocm/indexer/buildwriter.py).
+
+        A term whose postings fit in one block (most terms: at 10k notes two thirds of
+        them occur in a single note) is written here, in this loop: the bytes
+        ``start_term``, ``add_posting`` per posting and ``finish_term`` write, without
+        their dozen calls a term (``start_postings``, ``_write_block``, ``add_block``,
+        ``_mini_*``...), and its terms row the bytes ``OrderedHashWriter.add`` writes, at
+        positions counted here instead of asked (a buffered file's ``tell`` is an
+        ``lseek``). A term with one posting takes its block from another term with the
+        same posting in this field when there was one (only the extent differs)."""
+        saved = self._saved
+        single = self._single
+        blocks = self._blocks
+        tindex = self._tindex
+        hashfn = _md5_hash if tindex.hashfn is md5_hash else tindex.hashfn
+        buckets, index_append = tindex.buckets, tindex.index.append
+        write_block, write_row = self._postfile.file.write, tindex.dbfile.file.write
+        post_at = self._postfile.tell()
+        terms_at = tindex.dbfile.tell()
+        lastkey = tindex.lastkey
         field = None
         field_lengths: Sequence[int] = ()
+        prefix = saved_prefix = b""
         for fieldname, btext, docnums, weights, values in terms:
             if fieldname != field:
                 if field is not None:
@@ -149,94 +153,113 @@ class BulkFieldWriter(W3FieldWriter):
                 field = fieldname
                 self.start_field(fieldname, schema[fieldname])
                 field_lengths = _field_lengths(lengths, fieldname)
-            if self._saved is not None:
-                self._saved.add(fieldname, btext, docnums, weights)
+                prefix = pack_ushort(self._fieldid)
+                saved_prefix = term_key(fieldname, b"")
+            if saved is not None:
+                saved.add(saved_prefix + btext, docnums, weights)
             lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
                     else [0] * len(docnums))
-            if len(docnums) <= single_block:
-                self._add_one_block_term(btext, docnums, weights, values, lens)
+            if len(docnums) == 1:
+                key = (docnums[0], weights[0], values[0], lens[0])
+                made = single.get(key)
+                if made is None:
+                    if len(single) >= SINGLE_BLOCKS_KEPT:
+                        single.clear()
+                    made = single[key] = blocks(docnums, weights, values, lens)
             else:
-                self._post_at = self._terms_at = None  # (Whoosh's writers write now)
-                self.start_term(btext)
-                self._postwriter.add_postings(docnums, weights, values, lens)
-                self.finish_term()
+                made = blocks(docnums, weights, values, lens)
+            block, head = made
+            write_block(block)  # (StructFile.write only hands it on)
+            # The terms row: OrderedHashWriter.add(key, value) as bytes, one write.
+            tkey = prefix + btext
+            if tkey <= lastkey:
+                raise ValueError(f"Keys must increase: {lastkey!r}..{tkey!r}")
+            row = b"".join((_ROW_LENGTHS.pack(len(tkey), _TERM_VALUE_BYTES), tkey, head,
+                            _EXTENT.pack(post_at, len(block))))
+            index_append(terms_at)
+            write_row(row)
+            h = hashfn(tkey)
+            buckets[h & 255].append((h, terms_at))
+            lastkey = tkey
+            post_at += len(block)
+            terms_at += len(row)
+        tindex.lastkey = lastkey
         if field is not None:
             self.finish_field()
 
-    def _add_one_block_term(self, btext: bytes, docnums: Sequence[int],
-                            weights: Sequence[float], values: Sequence[bytes],
-                            lengths: Sequence[int]) -> None:
-        """The bytes ``start_term``, ``add_posting`` per posting and ``finish_term`` write
-        for a term whose postings fit in one block, without their dozen calls per term
-        (``start_postings``, ``_write_block``, ``add_block``, ``_mini_*``...): the same
-        block header, info tuple and data tuple, pickled and compressed the same way.
-        A term with one posting takes its block from another term with the same posting
-        in this field when there was one (the same bytes: only the extent differs)."""
-        if len(docnums) == 1:
-            key = (docnums[0], weights[0], values[0], lengths[0])
-            made = self._single.get(key)
-            if made is None:
-                if len(self._single) >= SINGLE_BLOCKS_KEPT:
-                    self._single.clear()
-                made = self._single[key] = self._one_block(docnums, weights, values,
-                                                           lengths)
-        else:
-            made = self._one_block(docnums, weights, values, lengths)
-        block, head = made
-        start = self._post_at
-        if start is None:
-            start = self._postfile.tell()
-        self._postfile.file.write(block)  # (StructFile.write only hands it on)
-        self._post_at = start + len(block)
-        self._add_term_row(pack_ushort(self._fieldid) + btext,
-                           head + pack_long(start) + pack_int(len(block)))
+    def _blocks(self, docnums: Sequence[int], weights: Sequence[float],
+                values: Sequence[bytes], lengths: Sequence[int]) -> tuple[bytes, bytes]:
+        """(the blocks, the term info's bytes before its extent) of one term's postings:
+        what ``W3PostingsWriter`` writes a block (``_blocklimit`` postings) at a time, its
+        first block after the magic, its last block's length negative, and the term info
+        its ``add_block`` sums up over them."""
+        limit = self._codec._blocklimit
+        count = len(docnums)
+        parts = [WHOOSH3_HEADER_MAGIC]
+        # W3TermInfo's sums over the blocks, from TermInfo's starting values.
+        total: float = 0
+        minlength: int | None = None
+        maxlength = 0
+        maxweight: float = 0
+        for start in range(0, count, limit):
+            end = start + limit
+            ids = docnums[start:end]
+            block_weights = array("f", weights[start:end])
+            top = max(weights[start:end])
+            block_max = top if top > 0 else 0
+            lens = lengths[start:end]
+            known = [x for x in lens if x] if 0 in lens else lens
+            block_min = min(known) if known else None
+            block_maxlen = max(known) if known else 0
+            # delta_encode(ids), with the subtraction done by map
+            deltas = tuple(map(sub, ids, (0, *ids[:-1])))
+            data = (deltas, _mini_weights(block_weights),
+                    _mini_values(self._fixed_size, values[start:end]))
+            databytes = dumps(data, 2)
+            comp = (self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE
+                    else 0)
+            if comp:
+                databytes = zlib.compress(databytes, comp)
+            infobytes = dumps((len(ids), ids[-1], block_max, comp, _length_byte(block_min),
+                               _length_byte(block_maxlen)), 2)
+            size = len(infobytes) + len(databytes)
+            parts += (pack_int(size if end < count else -size), infobytes, databytes)
+            total += sum(block_weights)
+            if minlength is None or (block_min is not None and block_min < minlength):
+                minlength = block_min
+            maxlength = max(maxlength, block_maxlen)
+            maxweight = max(maxweight, block_max)
+        # W3TermInfo(...).to_bytes() before the extent: not inlined, total and max weight,
+        # df, min and max length as bytes, first and last id.
+        return b"".join(parts), _TERMINFO.pack(
+            False, total, count, 0 if minlength is None else _length_byte(minlength),
+            _length_byte(maxlength), maxweight, docnums[0], docnums[-1])
 
-    def _add_term_row(self, key: bytes, value: bytes) -> None:
-        """``OrderedHashWriter.add(key, value)`` (the same bytes, hash bucket, index entry
-        and order check) with the row's position known instead of asked twice, and its
-        three writes as one."""
-        tindex = self._tindex
-        if key <= tindex.lastkey:
-            raise ValueError(f"Keys must increase: {tindex.lastkey!r}..{key!r}")
-        at = self._terms_at
-        if at is None:
-            at = tindex.dbfile.tell()
-        row = b"".join((_ROW_LENGTHS.pack(len(key), len(value)), key, value))
-        tindex.index.append(at)
-        tindex.dbfile.file.write(row)
-        h = tindex.hashfn(key)
-        tindex.buckets[h & 255].append((h, at))
-        tindex.lastkey = key
-        self._terms_at = at + len(row)
 
-    def _one_block(self, docnums: Sequence[int], weights: Sequence[float],
-                   values: Sequence[bytes], lengths: Sequence[int]) -> tuple[bytes, bytes]:
-        """(the block, the term info's bytes before its extent) of one block's postings."""
-        n = len(docnums)
-        block_weights = array("f", weights)
-        top = max(weights)
-        maxweight = top if top > 0 else 0
-        known = [x for x in lengths if x] if 0 in lengths else lengths
-        minlength = min(known) if known else None
-        maxlength = max(known) if known else 0
-        # delta_encode(ids), with the subtraction done by map
-        deltas = tuple(map(sub, docnums, (0, *docnums[:-1])))
-        data = (deltas, _mini_weights(block_weights),
-                _mini_values(self._format.fixed_value_size(), values))
-        databytes = dumps(data, 2)
-        comp = self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE else 0
-        if comp:
-            databytes = zlib.compress(databytes, comp)
-        infobytes = dumps((n, docnums[-1], maxweight, comp, length_to_byte(minlength),
-                           length_to_byte(maxlength)), 2)
-        # Magic (first block), length (negative: the last block), info, data: one write.
-        block = b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-(len(infobytes) + len(databytes))),
-                          infobytes, databytes))
-        terminfo = W3TermInfo(weight=0 + sum(block_weights), df=n, minlength=minlength,
-                              maxlength=maxlength, maxweight=maxweight, minid=docnums[0],
-                              maxid=docnums[-1])
-        terminfo.set_extent(0, 0)  # (the caller packs the block's own)
-        return block, terminfo.to_bytes()[:_TERMINFO_HEAD]
+def _write_hash_tables(tindex: Any) -> None:
+    """``HashWriter._write_hashes``: the terms file's 256 hash tables (each twice its
+    bucket's entries, open addressing), each written as one run of bytes instead of a
+    write a slot; the buckets are emptied so that Whoosh's ``close`` only adds the
+    directory of the tables written here."""
+    dbfile = tindex.dbfile
+    null = (0, 0)
+    for entries in tindex.buckets:
+        numslots = 2 * len(entries)
+        tindex.directory.append((dbfile.tell(), numslots))
+        table = [null] * numslots
+        for entry in entries:
+            slot = (entry[0] >> 8) % numslots
+            while table[slot] != null:
+                slot = (slot + 1) % numslots
+            table[slot] = entry
+        dbfile.write(b"".join(starmap(_POINTER.pack, table)))
+    tindex.buckets = []
+
+
+def _md5_hash(key: bytes) -> int:
+    """Whoosh's ``md5_hash`` (the digest's last 32 bits, as the terms file's buckets take
+    them) without formatting the digest as hex and parsing it back."""
+    return int.from_bytes(md5(key, usedforsecurity=False).digest()[12:], "big")
 
 
 def _grouped(items: Iterable[Posting]) -> Iterator[Terms]:

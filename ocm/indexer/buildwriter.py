@@ -185,17 +185,21 @@ class BuildWriter(SegmentWriter):
             del docnums, coded, order
             # A run of terms at a time as Python lists (one conversion each, not three
             # numpy slices a term; two thirds of the terms hold one posting).
+            # Each run's weights and values looked up at once, then sliced a term at a time.
             for first in range(0, len(names), _TERMS_AT_ONCE):
                 bounds = starts[first:first + _TERMS_AT_ONCE + 1].tolist()
                 base = bounds[0]
                 run_ids = ids[base:bounds[-1]].tolist()
                 run_codes = codes[base:bounds[-1]].tolist()
-                for i, term in enumerate(names[first:first + _TERMS_AT_ONCE]):
+                run_weights = list(map(weights.__getitem__, run_codes))
+                run_values = list(map(values.__getitem__, run_codes))
+                run_names = names[first:first + _TERMS_AT_ONCE]
+                if run_names and isinstance(run_names[0], str):
+                    run_names = [term.encode() for term in run_names]
+                for i, term in enumerate(run_names):
                     start, end = bounds[i] - base, bounds[i + 1] - base
-                    mine = run_codes[start:end]
-                    yield (fieldname, term.encode() if isinstance(term, str) else term,
-                           run_ids[start:end], [weights[c] for c in mine],
-                           [values[c] for c in mine])
+                    yield (fieldname, term, run_ids[start:end], run_weights[start:end],
+                           run_values[start:end])
 
     def _flush_segment(self) -> None:
         self.perdocwriter.close()

@@ -93,9 +93,10 @@ class SavedPostingsWriter:
         self._ids = array("I")
         self._weights = array("f")
 
-    def add(self, field: str, tbytes: bytes, docnums: Sequence[int],
-            weights: Sequence[float]) -> None:
-        self._keys.append(term_key(field, tbytes))
+    def add(self, key: bytes, docnums: Sequence[int], weights: Sequence[float]) -> None:
+        """A term's postings; `key` is its `term_key` (the caller makes a field's prefix
+        once, not once a term)."""
+        self._keys.append(key)
         self._ids.extend(docnums)
         self._weights.extend(weights)
         self._starts.append(len(self._ids))

@@ -9,8 +9,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from whoosh.formats import Frequency
+from whoosh.lang import stemmer_for_language
 
-from ocm.indexer.analysis import CodeAnalyzer, CountedFrequency, legacy_chain
+from ocm.indexer.analysis import (
+    _CAMEL_BOUNDARY,
+    _CAMEL_PARTS,
+    _LEVELS,
+    _TOKENS,
+    _WORDS,
+    CodeAnalyzer,
+    CountedFrequency,
+    _expand,
+    _index_texts,
+    _parts,
+    legacy_chain,
+)
 
 # Option sets the chain honours; parts of compounds, stop words and offsets all differ
 # between them, so each is compared separately.
@@ -92,3 +105,33 @@ def test_memo_survives_pickling_and_eviction(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_large_counts_are_encoded_like_frequency() -> None:
     _assert_same("retry " * 300 + "cache " * 255 + "pool " * 256)
+
+
+def _parts_every_level(text: str) -> tuple:
+    """`_parts` as it was written first: every level and every word scanned, whatever the
+    text holds (the one that skips the levels and words that cannot split must match)."""
+    seen = {text.lower()}
+    out = []
+    for level in _LEVELS:
+        for m in level.finditer(text):
+            if m.group().lower() not in seen:
+                seen.add(m.group().lower())
+                out.append((m.group(), m.start(), m.end()))
+    for m in _WORDS.finditer(text):
+        word = m.group()
+        if word.isascii() and _CAMEL_BOUNDARY.search(word):
+            for cm in _CAMEL_PARTS.finditer(word):
+                if cm.group().lower() not in seen:
+                    seen.add(cm.group().lower())
+                    out.append((cm.group(), m.start() + cm.start(), m.start() + cm.end()))
+    return tuple(out)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_strategy)
+def test_parts_skip_only_what_cannot_split(text: str) -> None:
+    stem = stemmer_for_language("en")
+    for raw in _TOKENS.findall(text) + WORDS + ["a/b.c_d-eF1", "x::yZ", "ß.Straße_naïveX1"]:
+        assert _parts.__wrapped__(raw) == _parts_every_level(raw), raw
+        assert _index_texts(raw, stem) == tuple(t.stemmed for t in _expand(raw, stem)
+                                                if not t.stopped), raw

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from itertools import chain
 from typing import Any, NamedTuple
 
 from whoosh.analysis import (
@@ -78,6 +79,8 @@ _LEVELS: tuple[re.Pattern[str], ...] = (
     re.compile(r"[^/\\:._\-]+"),
 )
 _WORDS = _LEVELS[-1]
+# Each level and the separators it splits on beyond the previous level's.
+_SPLITS = tuple(zip(_LEVELS, map(frozenset, ("/\\:", ".", "_-")), strict=True))
 _CAMEL_BOUNDARY = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -93,15 +96,20 @@ def _parts(text: str) -> tuple[Part, ...]:
     # Deduplicate case-insensitively: `std::vec::Vec` should not count `vec` twice.
     seen = {text.lower()}
     out: list[Part] = []
-    for level in _LEVELS:
-        for m in level.finditer(text):
-            piece = m.group()
-            key = piece.lower()
-            if key not in seen:
-                seen.add(key)
-                out.append((piece, m.start(), m.end()))
+    # A level adds pieces only where the text holds a separator of its own (else its pieces
+    # are the previous level's, or the whole text): most compounds hold one kind, or none.
+    for level, separators in _SPLITS:
+        if not separators.isdisjoint(text):
+            for m in level.finditer(text):
+                piece = m.group()
+                key = piece.lower()
+                if key not in seen:
+                    seen.add(key)
+                    out.append((piece, m.start(), m.end()))
     # camelCase and letter/digit splitting is ASCII-only: Python's `re` has no
     # Unicode case classes, and guessing on other scripts does more harm than good.
+    if _CAMEL_BOUNDARY.search(text) is None:  # (then no word of it holds one)
+        return tuple(out)
     for m in _WORDS.finditer(text):
         word = m.group()
         if not (word.isascii() and _CAMEL_BOUNDARY.search(word)):
@@ -212,18 +220,38 @@ class _Term(NamedTuple):
     original: str  # the piece as written
 
 
-def _expand(raw: str, stem: Callable[[str], str]) -> tuple[_Term, ...]:
-    """What the filter chain makes of one raw token, computed once per distinct token."""
+def _indexed_as(low: str, stem: Callable[[str], str]) -> str | None:
+    """What a lowered piece is indexed as: its stem (plain ASCII words only), itself, or
+    None for a stop word or a piece longer than MAX_TOKEN_LENGTH."""
+    if not 1 <= len(low) <= MAX_TOKEN_LENGTH or low in STOP_WORDS:
+        return None
+    return stem(low) if low.isalpha() and low.isascii() else low
+
+
+def _pieces(raw: str) -> list[Part]:
+    """A raw token and its parts, with offsets: what the filter chain yields for it."""
     pieces = [(raw, 0, len(raw))]
     if not _is_atomic(raw):
         pieces += _parts(raw)
+    return pieces
+
+
+def _expand(raw: str, stem: Callable[[str], str]) -> tuple[_Term, ...]:
+    """What the filter chain makes of one raw token, computed once per distinct token."""
     out = []
-    for piece, start, end in pieces:
+    for piece, start, end in _pieces(raw):
         low = piece.lower()
-        stopped = not 1 <= len(low) <= MAX_TOKEN_LENGTH or low in STOP_WORDS
-        stemmed = stem(low) if not stopped and low.isalpha() and low.isascii() else low
-        out.append(_Term(low, stemmed, stopped, start, end, piece))
+        indexed = _indexed_as(low, stem)
+        out.append(_Term(low, low if indexed is None else indexed, indexed is None, start,
+                         end, piece))
     return tuple(out)
+
+
+def _index_texts(raw: str, stem: Callable[[str], str]) -> tuple[str, ...]:
+    """The indexed texts of one raw token's terms (`_expand`'s that are not stopped), made
+    without its Term tuples: a build meets each distinct token once per process."""
+    return tuple(found for piece, _, _ in _pieces(raw)
+                 if (found := _indexed_as(piece.lower(), stem)) is not None)
 
 
 class CodeAnalyzer(Analyzer):
@@ -285,15 +313,28 @@ class CodeAnalyzer(Analyzer):
         """The texts of the tokens ``self(value, mode="index")`` yields, in order."""
         if len(value) < RECENT_MIN_CHARS:
             return self._index_terms(value)
-        recent = self._recent
-        known = recent.get(value)
+        known = self._recent.get(value)
         if known is not None:
             return list(known)
         out = self._index_terms(value)
-        if len(recent) >= RECENT_TEXTS:
-            recent.clear()
-        recent[value] = tuple(out)
+        self._remember(value, tuple(out))
         return out
+
+    def joined(self, parts: list[str]) -> str:
+        """``"\n".join(parts)``, its terms (what :meth:`index_terms` gives for it) kept
+        among the recent texts' and made from the parts' in turn: no token crosses a line
+        break, so a field made of sections a note's chunks analysed already (a session's
+        `body`) is not analysed again."""
+        text = "\n".join(parts)
+        if len(text) >= RECENT_MIN_CHARS and text not in self._recent:
+            self._remember(text, tuple(chain.from_iterable(map(self.index_terms, parts))))
+        return text
+
+    def _remember(self, value: str, terms: tuple[str, ...]) -> None:
+        recent = self._recent
+        if len(recent) >= RECENT_TEXTS:  # the oldest goes (dicts keep their order)
+            del recent[next(iter(recent))]
+        recent[value] = terms
 
     def _index_terms(self, value: str) -> list[str]:
         memo = self._indexed
@@ -305,8 +346,7 @@ class CodeAnalyzer(Analyzer):
                     memo.clear()
                 # (not memoised whole: indexing needs the stems only, and a build's
                 # distinct tokens' Term tuples were ~1 KB a token, ~half its writer's heap)
-                terms = self._expanded.get(raw) or _expand(raw, self._stem)
-                texts = memo[raw] = tuple(t.stemmed for t in terms if not t.stopped)
+                texts = memo[raw] = _index_texts(raw, self._stem)
             out += texts
         return out
 

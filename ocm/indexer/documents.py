@@ -12,7 +12,7 @@ from ocm.vault.markdown import Document
 from ocm.vault.memories import MemoryNote
 from ocm.vault.sessions import CHANGE_TYPES, SessionNote
 
-from .analysis import tokens
+from .analysis import code_analyzer, tokens
 from .chunks import memory_field, note_chunks, session_field
 
 SKETCH_TOKENS = 80
@@ -59,8 +59,12 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
     todos = "\n".join(note.items("work completed") + pending)
     decisions = doc.section_text("architecture decisions")
     summary = doc.section_text("work done")
-    rest = [block.title + "\n" + block.text() for block in doc.blocks
-            if block.level == 2 and block.key not in _SESSION_SECTIONS_ELSEWHERE]
+    # (the chunks first: `body` is made of their sections' texts, analysed once)
+    chunks = note_chunks(doc, session_field, headed=True)
+    rest = []
+    for block in doc.blocks:
+        if block.level == 2 and block.key not in _SESSION_SECTIONS_ELSEWHERE:
+            rest += [block.title, block.text()]
     rest += [b.text() for b in doc.blocks if b.level == 0]
     rest += [str(fm.get("slug") or "")]
     started = instant(fm.get("started_at_utc"), fm.get("started_at"))  # right across zones
@@ -80,9 +84,9 @@ def session_fields(doc: Document, fallback_id: str) -> dict[str, Any]:
         "scope": "project", "date": _epoch(started), "meta": meta,
         "goal": goal, "decisions": decisions, "todos": todos,
         "files": " ".join(files), "work_summary": summary, "content": "",
-        "body": "\n".join(rest),
+        "body": code_analyzer().joined(rest),
         "tags": ",".join(_strs(fm.get("tags"))),
-        "chunks": note_chunks(doc, session_field, headed=True),
+        "chunks": chunks,
     }
 
 

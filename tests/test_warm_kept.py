@@ -48,13 +48,20 @@ def _settled(index: NoteIndex) -> None:
         time.sleep(left / 1e9 + 0.01)
 
 
-def test_the_index_folder_is_listed_again_only_when_it_changed(
-        project: Project, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def _searched_and_settled(project: Project, monkeypatch: pytest.MonkeyPatch
+                          ) -> tuple[NoteIndex, list[windex.FileIndex]]:
+    """The vault's index after three records and a search, its folder settled, and the
+    listings counted from now on."""
     _remember_three(project)
     project.search("webhook retries")
     index = project.index_for(project.vault)
     _settled(index)
-    counted = _listings(monkeypatch)
+    return index, _listings(monkeypatch)
+
+
+def test_the_index_folder_is_listed_again_only_when_it_changed(
+        project: Project, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    index, counted = _searched_and_settled(project, monkeypatch)
     mine = index._open()
     assert mine is not None
 
@@ -80,11 +87,7 @@ def test_the_index_folder_is_listed_again_only_when_it_changed(
 
 def test_a_folder_listed_in_its_racy_window_is_listed_again(
         project: Project, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    _remember_three(project)
-    project.search("webhook retries")
-    index = project.index_for(project.vault)
-    _settled(index)
-    counted = _listings(monkeypatch)
+    index, counted = _searched_and_settled(project, monkeypatch)
     monkeypatch.setattr(embed, "RACY_NS", 10**18)  # every change is "just now"
     index._generation_seen = None
     for _ in range(3):

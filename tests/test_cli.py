@@ -143,3 +143,22 @@ def test_a_real_process_round_trip(run_ocm, repo: Path) -> None:
     bad = run_ocm("remember", "x", "--type", "nonsense", check=False)
     assert bad.returncode == 1 and bad.stderr.startswith("error: unknown memory type")
     assert "Traceback" not in bad.stderr
+
+
+def test_a_rebuild_draws_its_bar_at_most_every_tenth_of_a_second(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build reports each note; the bar keeps every count but is drawn at a steady
+    rate: the first report, then once DRAW_EVERY_S has passed, and the last (done == total)
+    whatever the clock says."""
+    from ocm.cli import main
+
+    clock = iter([0.0, 0.01, 0.05, 0.099, 0.1, 0.15, 0.21, 0.22, 0.23])
+    monkeypatch.setattr(main.time, "monotonic", lambda: next(clock))
+    seen: list[tuple[int, int, bool]] = []
+    progress = main.drawn_at_most_every(main.DRAW_EVERY_S,
+                                        lambda done, total, draw: seen.append((done, total,
+                                                                               draw)))
+    for done in range(1, 10):
+        progress(done, 9)
+    assert [d for d, _, _ in seen] == list(range(1, 10))  # every count reaches the bar
+    assert [d for d, _, draw in seen if draw] == [1, 5, 7, 9]

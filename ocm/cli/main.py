@@ -7,6 +7,8 @@ import json
 import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +143,29 @@ def status(vault: Path | None, as_json: bool) -> None:
         click.echo(f"  unmerged (git conflict): {rel} (ocm team resolve {rel})")
 
 
+# A rebuild's progress bar is drawn at most this often: the build reports every note it
+# indexes, and drawing the bar each time was ~6 % of a 10k rebuild's CPU.
+DRAW_EVERY_S = 0.1
+
+
+def drawn_at_most_every(seconds: float, update: Callable[[int, int, bool], None]
+                        ) -> Callable[[int, int], None]:
+    """A progress callback (done, total) calling `update(done, total, draw)` each time, with
+    `draw` True at most once every `seconds` (always for the first report and the last,
+    done == total), so the bar keeps its count and is drawn at a steady rate."""
+    drawn_at: float | None = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal drawn_at
+        now = time.monotonic()
+        draw = drawn_at is None or now - drawn_at >= seconds or done >= total
+        if draw:
+            drawn_at = now
+        update(done, total, draw)
+
+    return progress
+
+
 @cli.command("rebuild-index")
 @VAULT_OPTION
 @JSON_OPTION
@@ -171,8 +196,9 @@ def rebuild_index(vault: Path | None, as_json: bool, resume: bool) -> None:
             with Progress(transient=True, auto_refresh=False) as bar:
                 task = bar.add_task("indexing notes", total=None)
                 report = project.rebuild_index(
-                    progress=lambda done, total: bar.update(task, completed=done,
-                                                            total=total, refresh=True),
+                    progress=drawn_at_most_every(DRAW_EVERY_S, lambda done, total, draw:
+                                                 bar.update(task, completed=done,
+                                                            total=total, refresh=draw)),
                     procs=procs, resume=resume, embedding=lambda: bar.update(
                         task, description="embedding notes", completed=0, total=None,
                         refresh=True))

@@ -471,6 +471,31 @@ def test_a_warm_process_checks_the_files_again_only_after_one_changed(
     assert found == ["zq other redis"] and stats == [1]
 
 
+@pytest.mark.skipif(checksums.IndexWatch.start(".") is None, reason="no inotify here")
+def test_a_watch_whose_folder_was_replaced_while_held_open_says_check_everything(
+        tmp_path: Path) -> None:
+    """A rebuild removes the index folder and makes it anew (`NoteIndex._create`). While
+    the old folder is still held open the kernel sends no DELETE_SELF, and the watch
+    would report nothing more while files change in the new folder: it must say that only
+    a check of every file can tell (None)."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    (folder / "MAIN_a.trm").write_bytes(b"x")
+    watch = checksums.IndexWatch.start(folder)
+    assert watch is not None and watch.changed() == set()
+    held = os.open(folder, os.O_RDONLY)
+    try:
+        for name in os.listdir(folder):
+            os.unlink(folder / name)
+        os.rmdir(folder)
+        folder.mkdir()
+        (folder / "MAIN_b.trm").write_bytes(b"y")
+        assert watch.changed() is None
+    finally:
+        os.close(held)
+        watch.close()
+
+
 def test_without_inotify_every_check_stats_the_files(
         built: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ocm.indexer.indexwatch import IndexWatch

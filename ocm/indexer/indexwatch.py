@@ -29,6 +29,9 @@ class IndexWatch(InotifyWatch):
     def __init__(self, inotify: Any, flags: Any) -> None:
         super().__init__(inotify, flags)
         self._onlydir = flags.ONLYDIR
+        # The folder watched, and its (device, inode) once the watch was on.
+        self._folder = ""
+        self._identity: tuple[int, int] | None = None
 
     @classmethod
     def start(cls, folder: str | os.PathLike[str]) -> IndexWatch | None:
@@ -36,8 +39,10 @@ class IndexWatch(InotifyWatch):
         watch = cls._opened()
         if watch is None:
             return None
+        watch._folder = os.fspath(folder)
         try:
-            watch._inotify.add_watch(os.fspath(folder), watch._mask | watch._onlydir)
+            watch._inotify.add_watch(watch._folder, watch._mask | watch._onlydir)
+            watch._identity = _identity(watch._folder)
         except OSError:  # the folder is gone, or out of watches
             watch.close()
             return None
@@ -49,9 +54,23 @@ class IndexWatch(InotifyWatch):
         events = self._events()
         if events is None:
             return None
+        # A folder removed while a process still holds it open (a rebuild's rmtree and
+        # mkdir under a warm process) gets no DELETE_SELF until it is let go: the watch
+        # would go on watching the removed folder, silent, while files change in the new
+        # one. One `stat` tells.
+        try:
+            if _identity(self._folder) != self._identity:
+                return None
+        except OSError:
+            return None
         names: set[str] = set()
         for event in events:
             if event.mask & self._reset_mask:
                 return None
             names.add(event.name)
         return names
+
+
+def _identity(folder: str) -> tuple[int, int]:
+    found = os.stat(folder)
+    return found.st_dev, found.st_ino

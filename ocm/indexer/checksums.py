@@ -112,6 +112,12 @@ class Blocks:
                 raise ChecksumError(self.name)
             ok[at] = 1
 
+    def checked(self, start: int, stop: int) -> bool:
+        """Whether the blocks that hold bytes [start, stop) were all found sound in this
+        process (a file found rewritten in place has them all checked again)."""
+        ok, first, last = self._ok, start // BLOCK, (stop - 1) // BLOCK + 1
+        return last <= len(ok) and ok.find(0, first, last) < 0
+
 
 # Files whose blocks are checked as they are read, registered by `check`: path -> Blocks.
 _BLOCKED: dict[str, Blocks] = {}

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocm.vault.atomic import open_new
 
-from .checksums import BLOCK, Blocks, ChecksumError, blocks_of
+from .checksums import Blocks, ChecksumError, blocks_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -216,31 +216,21 @@ class SavedPostings:
         self._ids_type, self._weights_type = np.dtype("<i4"), np.dtype("<f4")
         self._keys_at = at
         self._keys = memoryview(buffer)[at:at + keys]
-        # The blocks of the term table (term numbers, posting and key bounds; the keys):
-        # once each of them is checked, `find` reads the table without a check per range.
-        self._table_blocks = (self._order_at // BLOCK, (self._ids_at - 1) // BLOCK + 1,
-                              self._keys_at // BLOCK, (self._keys_at + keys - 1) // BLOCK + 1)
+        # The term table's two byte ranges (term numbers, posting and key bounds; the keys):
+        # once their blocks are checked, `find` reads the table without a check per range.
+        self._table_ranges = ((self._order_at, self._ids_at), (self._keys_at, self._keys_at + keys))
 
     def _checked(self, start: int, length: int) -> None:
         """Check bytes [start, start + length) of the file before they are used, when it is
-        checked a block at a time (ChecksumError when one fails). A range within one block
-        already checked costs no further call (most ranges, in a process that has
-        searched)."""
-        blocks = self._blocks
-        if blocks is not None and length > 0:
-            ok, first = blocks._ok, start // BLOCK
-            if not (first == (start + length - 1) // BLOCK and first < len(ok) and ok[first]):
-                blocks.ensure(self._fd, start, length)
+        checked a block at a time (ChecksumError when one fails)."""
+        if self._blocks is not None:
+            self._blocks.ensure(self._fd, start, length)
 
     def _table_checked(self) -> bool:
-        """Whether every block of the term table was found sound in this process (`_ok`
-        is the `Blocks`' own: a file found rewritten in place clears it, checksums.py)."""
+        """Whether every block of the term table was found sound in this process."""
         blocks = self._blocks
-        if blocks is None:
-            return True
-        ok, (first, stop, keys_first, keys_stop) = blocks._ok, self._table_blocks
-        return (stop <= len(ok) and keys_stop <= len(ok) and ok.find(0, first, stop) < 0
-                and ok.find(0, keys_first, keys_stop) < 0)
+        return blocks is None or all(blocks.checked(start, stop)
+                                     for start, stop in self._table_ranges)
 
     @classmethod
     def open(cls, reader: Any) -> SavedPostings | None:

@@ -15,6 +15,7 @@ import ocm.vault.alike.lookalikes
 from ocm.indexer.analysis import tokens
 from ocm.indexer.neighbours import rarest
 from ocm.project import Project
+from ocm.vault import racy
 
 
 def test_each_candidate_is_read_once_for_supersede_and_near_copies(
@@ -61,7 +62,7 @@ def count_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
 
 
 def past_racy_window() -> None:
-    time.sleep(ocm.vault.alike.lookalikes.RACY_NS / 1e9 + 0.02)
+    time.sleep(racy.RACY_NS / 1e9 + 0.02)
 
 
 def test_a_later_remember_reads_only_the_records_changed_since(

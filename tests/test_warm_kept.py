@@ -10,9 +10,10 @@ import time
 import pytest
 from whoosh import index as windex
 
-from ocm.indexer import embed, postings
+from ocm.indexer import postings
 from ocm.indexer.index import NoteIndex
 from ocm.project import Project
+from ocm.vault import racy
 
 
 def _remember_three(project: Project) -> None:
@@ -43,7 +44,7 @@ def _listings(monkeypatch: pytest.MonkeyPatch) -> list[windex.FileIndex]:
 def _settled(index: NoteIndex) -> None:
     """Waits until the index folder's last change is older than the racy window."""
     found = os.stat(index.dir)
-    left = max(found.st_mtime_ns, found.st_ctime_ns) + embed.RACY_NS - time.time_ns()
+    left = max(found.st_mtime_ns, found.st_ctime_ns) + racy.RACY_NS - time.time_ns()
     if left > 0:
         time.sleep(left / 1e9 + 0.01)
 
@@ -88,12 +89,12 @@ def test_the_index_folder_is_listed_again_only_when_it_changed(
 def test_a_folder_listed_in_its_racy_window_is_listed_again(
         project: Project, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
     index, counted = _searched_and_settled(project, monkeypatch)
-    monkeypatch.setattr(embed, "RACY_NS", 10**18)  # every change is "just now"
+    monkeypatch.setattr(racy, "RACY_NS", 10**18)  # every change is "just now"
     index._generation_seen = None
     for _ in range(3):
         index.searcher()
     assert len(counted) == 3
-    monkeypatch.setattr(embed, "RACY_NS", 0)  # long settled: listed once more, then kept
+    monkeypatch.setattr(racy, "RACY_NS", 0)  # long settled: listed once more, then kept
     for _ in range(3):
         index.searcher()
     assert len(counted) == 4

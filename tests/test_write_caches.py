@@ -15,6 +15,7 @@ import ocm.vault.alike.autofix as autofix
 import ocm.vault.alike.lookalikes as lookalikes
 import ocm.vault.alike.words as words
 from ocm.project import Project
+from ocm.vault import racy
 
 PIPELINE = "The staging deploy runs the blue pipeline number {} nightly"
 
@@ -22,7 +23,7 @@ PIPELINE = "The staging deploy runs the blue pipeline number {} nightly"
 def past_racy_window() -> None:
     import time
 
-    time.sleep(lookalikes.RACY_NS / 1e9 + 0.02)
+    time.sleep(racy.RACY_NS / 1e9 + 0.02)
 
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:

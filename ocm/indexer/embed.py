@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ocm.vault.racy import RACY_NS
+
 from .bpe import MAX_SEGMENT, Tokenizer, TooLong, wheel_folder
 
 SEMANTIC_ENV = "OCM_SEMANTIC"
@@ -68,7 +70,6 @@ def enabled(vault_root: Path | None = None) -> bool:
 
 # config.json's path -> (its stat key when read, or None for no file; its `semantic`).
 _config_seen: dict[str, tuple[tuple[int, int, int, int] | None, Any]] = {}
-RACY_NS = 50_000_000
 
 
 def _config_value(vault_root: Path | None) -> Any:

@@ -33,6 +33,7 @@ from ocm.vault.errors import OcmError
 from ocm.vault.freshness import scanahead
 from ocm.vault.freshness.scan import NOTE_DIRS, names
 from ocm.vault.freshness.watch import NoteWatch
+from ocm.vault.racy import settled
 from ocm.vault.store import Vault
 
 from . import checksums, termtables
@@ -951,8 +952,8 @@ class NoteIndex:
         (a name added, removed or renamed changes the folder's mtime), and a warm search
         asked twice (its scorer, its chunks' statistics), each a listing of the folder's
         ~110 files and a pattern match of each name (~0.1 ms). As for a folder's record
-        names (ocm/vault/alike/autofix.py), a folder changed within RACY_NS of its listing
-        is listed again next time: a second change within one timestamp tick would leave
+        names (ocm/vault/alike/autofix.py), a folder changed within racy.RACY_NS of its
+        listing is listed again next time: a second change within one timestamp tick would leave
         its stat as it was."""
         try:
             found = os.stat(self.dir)
@@ -962,12 +963,10 @@ class NoteIndex:
         seen = self._generation_seen
         if seen is not None and seen[0] == stamp:
             return seen[1]
-        from .embed import RACY_NS
-
         read_at = time.time_ns()
         generation = ix.latest_generation()
-        self._generation_seen = (stamp, generation) if (
-            max(stamp[1], stamp[2]) < read_at - RACY_NS) else None
+        self._generation_seen = (stamp, generation) if settled(max(stamp[1], stamp[2]),
+                                                               read_at) else None
         return generation
 
     def vectors(self):  # -> ocm.indexer.vectors.VectorStore | None

@@ -37,7 +37,7 @@ from ..folder import read_note_text
 from ..ids import slugify
 from ..markdown import Document
 from ..memories import MemoryNote
-from .lookalikes import RACY_NS
+from ..racy import settled
 from .supersede import common_files
 from .words import tokens
 
@@ -120,7 +120,7 @@ def _recent(folder: Path, start: str = "") -> list[Path]:
 # process that writes many records (the MCP server) lists a folder again only after a name
 # in it was added, removed or renamed, which changes the folder's mtime, not at every write
 # (the agents' bug_fixes beside the few automatic ones grow with the vault). As for the
-# records' raw looks (lookalikes.RACY_NS), a folder changed just before its listing is not
+# records' raw looks (ocm/vault/racy.py), a folder changed just before its listing is not
 # kept.
 _LISTED: dict[tuple[Path, str], tuple[tuple[int, int, int], list[str]]] = {}
 
@@ -136,7 +136,7 @@ def _names(folder: Path, start: str) -> list[str]:
     names = [e.name for e in os.scandir(folder) if e.name.endswith(".md")
              and e.name.startswith(start) and not e.name.startswith(".")
              and e.is_file(follow_symlinks=False)]
-    if max(stamp[1], stamp[2]) < read_at - RACY_NS:
+    if settled(max(stamp[1], stamp[2]), read_at):
         _LISTED[(folder, start)] = (stamp, names)
     return names
 

@@ -12,7 +12,7 @@ it read (`_SEEN`, at most MAX_SCAN files), keyed on the file's inode, size, mtim
 a later `remember` reads only the files changed since (an editor's atomic replace changes
 the inode, an in-place write the ctime), not every record of the type again, and parses
 each at most once (its own earlier writes, compared with every later one, among them). As
-git does for its index, a file changed within RACY_NS of the read is not kept: a second
+git does for its index, a file changed within racy.RACY_NS of the read is not kept: a second
 change in the same tick of the file system's clock could leave all four the same.
 """
 
@@ -31,6 +31,7 @@ from ..errors import OcmError
 from ..folder import read_note_text
 from ..markdown import Document
 from ..memories import MemoryNote
+from ..racy import settled
 from .words import cosine, counts
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ MAX_SCAN = 5000
 # The raw look counts words a little differently from the parsed record (the title line as
 # written, the body with its headings): room for that before a file is skipped.
 PREFILTER_MARGIN = 0.05
-RACY_NS = 50_000_000  # file times are coarse (a few ms); this is well past one tick
 _FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status", "key",
                                                                             "title")}
 
@@ -117,7 +117,7 @@ def read_raw(path: Path) -> Raw:
     read_at = time.time_ns()
     seen = raw(read_note_text(path))
     _SEEN.pop(path, None)
-    if stamp is not None and max(stamp[2], stamp[3]) < read_at - RACY_NS:
+    if stamp is not None and settled(max(stamp[2], stamp[3]), read_at):
         if len(_SEEN) >= MAX_SCAN:
             del _SEEN[next(iter(_SEEN))]  # the one read longest ago
         _SEEN[path] = (stamp, seen)

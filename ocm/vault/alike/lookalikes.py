@@ -32,7 +32,7 @@ from ..folder import read_note_text
 from ..markdown import Document
 from ..memories import MemoryNote
 from ..racy import settled
-from .words import cosine, counts
+from .words import cosine, record_counts
 
 if TYPE_CHECKING:
     from ..folder import NoteFolder
@@ -43,11 +43,6 @@ MAX_SCAN = 5000
 PREFILTER_MARGIN = 0.05
 _FM_LINE = {name: re.compile(rf"^{name}:[ \t]*(.*)$", re.M) for name in ("status", "key",
                                                                             "title")}
-
-
-def words(title: str, text: str) -> Counter[str]:
-    """A record's words as auto-supersede counts them (the title twice)."""
-    return counts(f"{title}\n{title}\n{text}")
 
 
 def record_paths(vault: NoteFolder, memory_type: str, candidates: list[Path] | None
@@ -96,7 +91,8 @@ def raw(text: str) -> Raw:
     key = _FM_LINE["key"].search(head)
     keyed = bool(key and key.group(1).strip() not in ("", "null", "~", "''", '""'))
     title = _FM_LINE["title"].search(head)
-    return Raw(text, active, keyed, words(title.group(1) if title else "", body), head.lower())
+    return Raw(text, active, keyed, record_counts(title.group(1) if title else "", body),
+               head.lower())
 
 
 # path -> ((inode, size, mtime, ctime), its raw look): what this process last read of it.
@@ -156,7 +152,7 @@ class Lookalikes:
         self.vault = vault
         self.memory_type = memory_type
         self.candidates = candidates
-        self.words = words(title, content)
+        self.words = record_counts(title, content)
         self._paths: list[Path] | None = None
         self._looks: dict[Path, tuple[Raw, float] | None] = {}  # raw look, its score
         self._notes: dict[Path, MemoryNote | None] = {}

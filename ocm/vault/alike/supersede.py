@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .lookalikes import Lookalikes
 
 from . import plandone
-from .words import cosine, counts
+from .words import cosine, record_counts
 
 # Tuned by bench/supersede.py (see bench/README.md for the precision/recall it measured).
 THRESHOLD_SHARED_FILE = 0.77
@@ -59,8 +59,7 @@ def shared_files(a: Iterable[str], b: Iterable[str]) -> bool:
 
 def similarity(title_a: str, text_a: str, title_b: str, text_b: str) -> float:
     """Cosine over title + text tokens (the title counted twice: it names the subject)."""
-    return cosine(counts(f"{title_a}\n{title_a}\n{text_a}"),
-                  counts(f"{title_b}\n{title_b}\n{text_b}"))
+    return cosine(record_counts(title_a, text_a), record_counts(title_b, text_b))
 
 
 Meaning = plandone.Meaning  # the cosine of two texts' embeddings (old record, new record)

@@ -74,6 +74,12 @@ def _counts(text: str) -> Counter[str]:
     return Counter(tokens(text))
 
 
+def record_counts(title: str, text: str) -> Counter[str]:
+    """A record's words as auto-supersede counts them (the title twice: it names the
+    subject); `counts`' Counter, read and never changed by callers."""
+    return counts(f"{title}\n{title}\n{text}")
+
+
 def cosine(a: Counter[str], b: Counter[str]) -> float:
     if not a or not b:
         return 0.0

@@ -13,8 +13,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from itertools import filterfalse
 from typing import Any
 
+from . import plainyaml
 from .clock import format_timestamp
 from .errors import NoteFormatError
 from .fields import first_problem
@@ -58,6 +60,8 @@ _ITEM_RE = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$")
 _RULE_RE = re.compile(r"^[ \t]{0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _PLAIN_SCALAR_RE = re.compile(r"^[A-Za-z0-9_./@()+\[\]][A-Za-z0-9 _./@()+,\[\]'-]*$")
 _KEY_NORMALISE_RE = re.compile(r"[^a-z0-9]+")
+# The first characters of the lines that can open or close a fence or be a heading.
+_MARK_STARTS = frozenset("#`~ \t")
 
 SECTION_RULE = "---"
 
@@ -77,6 +81,11 @@ def normalise_heading(title: str) -> str:
 def _heading_title(heading: str) -> str:
     match = _HEADING_RE.match(heading)
     return match.group(2) if match else ""
+
+
+@functools.lru_cache(maxsize=HEADINGS_KEPT)
+def _heading_key(heading: str) -> str:
+    return normalise_heading(_heading_title(heading))
 
 
 # --------------------------------------------------------------------------- frontmatter
@@ -118,6 +127,18 @@ class Frontmatter:
 
     @classmethod
     def parse(cls, lines: list[str], where: object = "note") -> Frontmatter:
+        # The shapes ocm writes are read without PyYAML (exactly what it would build; no
+        # duplicated keys); anything else, and every broken note, goes the long way.
+        data = plainyaml.load(lines)
+        if data is None:
+            data = cls._load(lines, where)
+        wrong = first_problem(data)
+        if wrong:
+            raise NoteFormatError(where, wrong)
+        return cls(lines=list(lines), data=data)
+
+    @staticmethod
+    def _load(lines: list[str], where: object) -> dict[str, Any]:
         seen: set[str] = set()
         for line in lines:
             match = _KEY_RE.match(line)
@@ -141,10 +162,7 @@ class Frontmatter:
             data = {}
         if not isinstance(data, dict):
             raise NoteFormatError(where, "frontmatter is not a mapping of keys to values")
-        wrong = first_problem(data)
-        if wrong:
-            raise NoteFormatError(where, wrong)
-        return cls(lines=list(lines), data=data)
+        return data
 
     def _span(self, key: str) -> tuple[int, int] | None:
         """Line range [start, end) holding `key` and its continuation lines."""
@@ -219,19 +237,20 @@ class Block:
 
     @property
     def key(self) -> str:
-        return normalise_heading(self.title)
+        return _heading_key(self.heading)
 
     def split_tail(self) -> tuple[list[str], list[str]]:
         """(content, tail): the tail is the trailing run of blank lines and `---` rules."""
-        end = len(self.lines)
-        while end > 0 and (not self.lines[end - 1].strip() or _RULE_RE.match(self.lines[end - 1])):
+        lines = self.lines
+        end = len(lines)
+        while end > 0 and (not lines[end - 1].strip() or _RULE_RE.match(lines[end - 1])):
             end -= 1
-        return self.lines[:end], self.lines[end:]
+        return lines[:end], lines[end:]
 
     # -- text ------------------------------------------------------------------------
     def text(self) -> str:
         content, _ = self.split_tail()
-        return "\n".join(line for line in content if not _RULE_RE.match(line)).strip()
+        return "\n".join(filterfalse(_RULE_RE.match, content)).strip()
 
     def set_text(self, text: str, blank_after_heading: bool = False) -> None:
         _, tail = self.split_tail()
@@ -247,7 +266,7 @@ class Block:
         index = 0
         while index < len(content):
             line = content[index]
-            if _FENCE_RE.match(line):
+            if line[:1] in _MARK_STARTS and _FENCE_RE.match(line):
                 in_fence = not in_fence
             if not in_fence and _ITEM_RE.match(line) and not line.startswith(("    ", "\t")):
                 end = index + 1
@@ -506,19 +525,24 @@ class Document:
 
 def _split_blocks(lines: list[str]) -> list[Block]:
     blocks = [Block(0, "")]
+    start = 0  # the first line of the last block's text
     in_fence = False
     fence_marker = ""
-    for line in lines:
-        fence = _FENCE_RE.match(line)
-        if fence:
-            marker = fence.group(1)[0]
-            if not in_fence:
-                in_fence, fence_marker = True, marker
-            elif marker == fence_marker:
-                in_fence = False
+    for index in [i for i, line in enumerate(lines) if line[:1] in _MARK_STARTS]:
+        line = lines[index]
+        if line[0] != "#":
+            fence = _FENCE_RE.match(line)
+            if fence:
+                marker = fence.group(1)[0]
+                if not in_fence:
+                    in_fence, fence_marker = True, marker
+                elif marker == fence_marker:
+                    in_fence = False
+            continue
         heading = None if in_fence else _HEADING_RE.match(line)
         if heading and heading.group(2):
-            blocks.append(Block(len(heading.group(1)), line, []))
-        else:
-            blocks[-1].lines.append(line)
+            blocks[-1].lines = lines[start:index]
+            blocks.append(Block(len(heading.group(1)), line))
+            start = index + 1
+    blocks[-1].lines = lines[start:]
     return blocks

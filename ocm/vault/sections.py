@@ -8,11 +8,12 @@ and `file.md#Parent#Child` for a `###` heading whose title is not unique in the 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from .errors import NotFound
-from .markdown import Block, Document, is_rule, normalise_heading
+from .markdown import HEADINGS_KEPT, Block, Document, is_rule, normalise_heading
 
 # The levels that start a section; deeper headings stay inside the text of theirs.
 SECTION_LEVELS = (2, 3)
@@ -33,6 +34,7 @@ class Section:
     link: str = ""  # the heading part of the Obsidian link ("" for the lead)
 
 
+@functools.lru_cache(maxsize=HEADINGS_KEPT)
 def link_heading(title: str) -> str:
     """A heading as Obsidian writes it in a link: `Q: why #2?` -> `Q why 2?`."""
     return " ".join(_LINK_UNSAFE.sub(" ", title).split())

@@ -186,3 +186,21 @@ def test_edits_are_stable_under_reparse(items: list[str], value: str) -> None:
     got = {_item_identity(g) for g in reparsed.find("work completed", "todos").items()}
     for item in items:  # present, or a duplicate (case, spacing, backticks) of one that is
         assert _item_identity(item) in got
+
+
+def test_headings_and_fences_split_into_blocks() -> None:
+    body = ["lead", "# One", "```", "## in a backtick fence", "~~~", "## still in it", "```",
+            "## Two", "   ~~~", "# in a tilde fence", "```", "~~~~", "### Three", "    ```",
+            "## Four (a four-space indent is no fence)", "#no space", "####### seven",
+            "##", "## Five ##", "\t```", "## Six"]
+    doc = Document.parse("\n".join(body))
+    assert [(b.level, b.heading, b.lines) for b in doc.blocks] == [
+        (0, "", ["lead"]),
+        (1, "# One", body[2:7]),
+        (2, "## Two", body[8:12]),
+        (3, "### Three", ["    ```"]),
+        (2, "## Four (a four-space indent is no fence)", ["#no space", "####### seven", "##"]),
+        (2, "## Five ##", ["\t```", "## Six"]),
+    ]
+    assert doc.blocks[4].title == "Four (a four-space indent is no fence)"
+    assert doc.blocks[5].key == "five"

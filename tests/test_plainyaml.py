@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ocm.project import Project
 from ocm.vault import plainyaml
@@ -164,6 +166,24 @@ def test_notes_written_by_ocm_read_the_same(project: Project) -> None:
 def test_values_emit_key_writes_read_the_same(value: Any) -> None:
     lines = ["id: x", *emit_key("key", value), "status: active"]
     check(lines)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=24)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_TEXT, st.lists(_TEXT, max_size=3), st.integers(), st.booleans(),
+                 st.floats(allow_nan=False), st.datetimes(), st.dates()))
+def test_any_value_emit_key_writes_reads_the_same(value: Any) -> None:
+    check(["id: x", *emit_key("key", value)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"),
+               min_size=1, max_size=24))
+def test_any_text_written_raw_reads_the_same(text: str) -> None:
+    for lines in (["key: " + text], ["key:", "- " + text], ["key: [" + text + "]"]):
+        check(lines)
 
 
 # --------------------------------------------------------------------------- hand-made

@@ -249,6 +249,8 @@ class Block:
 
     # -- text ------------------------------------------------------------------------
     def text(self) -> str:
+        # (the tail is split off though strip() would take it: a one-line text stays the
+        # line's own str, shared with what else holds it, as the index pickles it)
         content, _ = self.split_tail()
         return "\n".join(filterfalse(_RULE_RE.match, content)).strip()
 

@@ -399,9 +399,12 @@ def _nested_repeats(items: Any, inside: bool = False) -> int:
     return found
 
 
-def _every_pattern() -> list[tuple[str, str, int]]:
-    rules, _gate = redact_module._gate()
+def _every_pattern() -> list[tuple[str, str | bytes, int]]:
+    rules = redact_module._gate().rules
     found = [(rule.kind, *rule.pattern._args) for rule in rules]
+    found += [(f"{rule.kind} ({what})", *pattern._args) for rule in rules
+              for what, pattern in (("gate", rule.gate), ("lead", rule.lead))
+              if pattern is not None]
     found += [(name, value.pattern, value.flags) for name, value in vars(redact_module).items()
               if isinstance(value, re.Pattern)]
     return found
@@ -418,7 +421,7 @@ def test_the_nesting_check_sees_nested_backtracking() -> None:
 
 @pytest.mark.parametrize("name,pattern,flags", _every_pattern(),
                          ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
-def test_no_rule_nests_backtracking_repeats(name: str, pattern: str, flags: int) -> None:
+def test_no_rule_nests_backtracking_repeats(name: str, pattern: str | bytes, flags: int) -> None:
     assert _nested_repeats(_parser.parse(pattern, flags)) == 0, (name, pattern)
 
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from itertools import compress, repeat
 from typing import Any
-
-import ahocorasick
 
 from .vendor_tokens import VENDOR_TOKENS
 
@@ -63,16 +62,17 @@ def _casings(*words: str) -> str:
 
 class _LazyPattern:
     """A regex compiled on first use: a hook that redacts one prompt compiles only the rules
-    whose keywords occur in it, not all of them at import."""
+    whose keywords occur in it, not all of them at import. The first use makes the compiled
+    pattern's methods attributes of this object, so later uses do not come through here."""
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
+        self._args: tuple[Any, int] = (pattern, flags)  # (a `str` or a `bytes` pattern)
 
     def __getattr__(self, name: str) -> Any:
-        if self._compiled is None:
-            self._compiled = re.compile(*self._args)
-        return getattr(self._compiled, name)
+        compiled = re.compile(*self._args)
+        self.match, self.search = compiled.match, compiled.search
+        self.finditer, self.groupindex = compiled.finditer, compiled.groupindex
+        return getattr(compiled, name)
 
 
 def _token(prefix: str, rest: str, word_chars: str = "A-Za-z0-9") -> _LazyPattern:
@@ -91,7 +91,6 @@ _OWN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
     "putty_private_key": ("putty-user-key-file-",),
     "aws_access_key": ("akia", "asia"),
-    "aws_secret_key": ("secret",),
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
@@ -126,36 +125,54 @@ class _Rule:
 
     def __init__(self, kind: str, pattern: _LazyPattern,
                  keywords: tuple[str, ...] | None = None, anchored: bool = False,
-                 gate: _LazyPattern | None = None) -> None:
+                 gate: _LazyPattern | None = None, lead: _LazyPattern | None = None) -> None:
         self.kind = kind
         self.pattern = pattern
-        # A rule without keywords may have a cheap pattern that every match contains: where
-        # it is not found, the rule's own (tried at every offset) is not run.
+        # A cheap bytes pattern that the lowered text (`_lowered`) holds wherever the rule has
+        # a match: where it is not found, the rule is not run (its own pattern may be tried at
+        # every offset, or at hundreds of keywords that start ordinary words).
         self.gate = gate
         self.keywords: tuple[str, ...] = _OWN_KEYWORDS.get(kind, ()) if keywords is None \
             else keywords
         # Every match starts at one of the keywords: tried only there, not at every offset
         # (the generic rules start with an alternation, which `re` cannot skip ahead to).
         self.anchored = anchored
+        # What every match of an anchored rule starts with, cheaper to try: keywords where it
+        # does not match are not tried (rules with the same keywords and lead share that).
+        self.lead = lead
 
     def accept(self, text: str, m: re.Match[str]) -> bool:
         return True
 
-    def matches(self, text: str, starts: list[int] | None) -> Iterator[re.Match[str]]:
-        if self.gate is not None and self.gate.search(text) is None:
-            return
-        # Where keywords are dense, one scan in C beats a Python-level match per keyword.
-        if not self.anchored or starts is None or len(starts) * 16 > len(text):
-            yield from self.pattern.finditer(text)
-            return
-        for start in sorted(set(starts)):
-            m = self.pattern.match(text, start)
-            if m is not None:
-                yield m
+    def matches(self, text: str, starts: _Starts | None) -> Iterator[re.Match[str]]:
+        if not self.anchored or starts is None or starts.dense:
+            return self.pattern.finditer(text)
+        return filter(None, map(self.pattern.match, repeat(text), starts.tried(text, self.lead)))
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         group = "s" if "s" in self.pattern.groupindex else 0
         return [m.span(group) for m in self.matches(text, starts) if self.accept(text, m)]
+
+
+class _Starts:
+    """Where an anchored rule's keywords occur in one text: every occurrence (how many tells
+    whether they are dense), and per lead the distinct positions where it matches, found once
+    for all the rules that share these keywords."""
+
+    def __init__(self, every: list[int], text_length: int) -> None:
+        self.every = every
+        # Where keywords are dense, one scan in C beats a Python-level match per keyword.
+        self.dense = len(every) * 16 > text_length
+        self._tried: dict[_LazyPattern | None, list[int]] = {}
+
+    def tried(self, text: str, lead: _LazyPattern | None) -> list[int]:
+        positions = self._tried.get(lead)
+        if positions is None:
+            positions = sorted(set(self.every))
+            if lead is not None:
+                positions = list(compress(positions, map(lead.match, repeat(text), positions)))
+            self._tried[lead] = positions
+        return positions
 
 
 class _OpenAIRule(_Rule):
@@ -179,8 +196,8 @@ class _BareBearerRule(_Rule):
 
 # Only the last word of the key is matched by the regex (`DB_PASSWORD` -> `PASSWORD`,
 # `clientSecret` -> `Secret`); whatever precedes it stays untouched in the output anyway.
-_KEYWORD = "(?P<key>" + _casings("password", "passwd", "passphrase", "pass", "pwd", "secret",
-                                 "token", "key") + ")"  # fmt: skip
+_KEY_WORDS = _casings("password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "key")
+_KEYWORD = "(?P<key>" + _KEY_WORDS + ")"
 # `key` alone is far too common (`key = "user:42"`); it counts only as `api_key`, `secretKey`...
 _KEY_QUALIFIER_RE = re.compile(
     r"(?i:api|secret|access|private|signing|encryption|master|auth|client)[_-]?\Z"
@@ -193,6 +210,8 @@ _KEY_AND_SEP = (
     + r"(?P<sep>:=|=>|=(?![=>])|:(?!:)(?:[ \t]*+[A-Za-z_][\w.\[\]|, ]{0,80}+=(?![=>]))?)"
     + r"[ \t]*+"
 )
+# How `_KEY_AND_SEP` starts: the keyword, then the first character of its separator.
+_KEY_AND_SEP_LEAD = _LazyPattern("(?:" + _KEY_WORDS + r")[\"']?[ \t]*+[:=]")
 # Quoted values allow backslash escapes; the unrolled loop keeps it linear.
 _DQ_VALUE = r"\"(?P<s>[^\"\\\n]*+(?:\\.[^\"\\\n]*+)*+)\""
 _SQ_VALUE = r"'(?P<s>[^'\\\n]*+(?:\\.[^'\\\n]*+)*+)'"
@@ -277,7 +296,7 @@ class _BareAssignmentRule(_Rule):
     `token=token=token=...` linear instead of rescanning every suffix.
     """
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
         run_start = run_end = -1
         call_follows = False
@@ -365,7 +384,7 @@ class _TelegramRule(_Rule):
     """`123456789:AA...`: found at `:AA` (a literal the scan can skip to), then the bot id
     before it is checked and included."""
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         found = []
         for m in self.matches(text, starts):
             bot = _BOT_ID_RE.search(text, max(0, m.start() - 11), m.start())
@@ -385,7 +404,7 @@ class _CurlUserRule(_Rule):
     """`curl ... -u user:password`: found at the flag (a literal), then `curl` looked for
     earlier on the same line, so a line full of `curl` stays linear."""
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         found = []
         for m in self.matches(text, starts):
             line_start = text.rfind("\n", 0, m.start()) + 1
@@ -402,7 +421,7 @@ _CURL_RE = re.compile(r"\bcurl\b")
 
 
 class _CliSecretRule(_Rule):
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         found = []
         for m in self.matches(text, starts):
             group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
@@ -421,7 +440,7 @@ class _ProseSecretRule(_Rule):
     """A secret named in a sentence. Only machine-looking values count (a digit, or upper and
     lower case letters, or a symbol inside), so "the token is expired" stays."""
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         found = []
         for m in self.matches(text, starts):
             key = m.group()[: m.start("s") - m.start()].split()[0]
@@ -443,6 +462,8 @@ class _ProseSecretRule(_Rule):
         return found
 
 
+_PROSE_WORDS = "(?:" + _casings("password", "passphrase", "passwd", "pwd", "pin", "token", "secret",
+                               "key") + ")"  # fmt: skip
 _BEARER_TOKEN = r"(?P<s>[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*+)"
 
 # On an exact tie (same span) the earlier rule names the marker, so specific kinds come before
@@ -465,6 +486,7 @@ _RULES: tuple[_Rule, ...] = (
             r"(?:aws|AWS|Aws)[_-]?(?:secret|SECRET|Secret)[A-Za-z_]{0,40}+[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
+        keywords=("awssecret", "aws_secret", "aws-secret"),
     ),
     _Rule(
         "aws_secret_key",
@@ -473,6 +495,7 @@ _RULES: tuple[_Rule, ...] = (
             r"(?:SecretAccessKey|secret_access_key|SECRET_ACCESS_KEY)[\"']?[ \t]*+"
             r"(?::=|=>|=|:)[ \t]*+[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
+        keywords=("secretaccesskey", "secret_access_key"),
     ),
     # GitHub's token alphabet is `[A-Za-z0-9_]` (docs/secrets.md): an underscore in the body
     # must not end the token.
@@ -498,6 +521,7 @@ _RULES: tuple[_Rule, ...] = (
     _MixedRule(
         "discord_bot_token",
         _token("[MNO]", r"[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+"),
+        gate=_LazyPattern(rb"\.[a-z0-9_-]{6}\."),
     ),
     _Rule(
         "putty_private_key",
@@ -536,7 +560,7 @@ _RULES: tuple[_Rule, ...] = (
         "cli_password",
         _LazyPattern(r"(?:mysql|mysqldump|mysqladmin|mariadb)" + _TO_FLAG + r"[ \t]-p(?=[^\s-])"
                    + _CLI_VALUE),
-        ("mysql", "mariadb"), anchored=True,
+        ("mysql", "mariadb"), anchored=True, gate=_LazyPattern(rb"-p(?<=[ \t]-p)"),
     ),
     _CliSecretRule(
         "cli_password",
@@ -544,6 +568,7 @@ _RULES: tuple[_Rule, ...] = (
                    r"|sshpass)" + _TO_FLAG + r"[ \t]-p[ \t]++"
                    + _CLI_VALUE),
         ("docker", "podman", "nerdctl", "helm", "sshpass"), anchored=True,
+        gate=_LazyPattern(rb"-p(?<=[ \t]-p)[ \t]"),
     ),
     _CurlUserRule(
         "curl_auth_user",
@@ -555,7 +580,8 @@ _RULES: tuple[_Rule, ...] = (
         "netrc_password",
         _LazyPattern(r"(?:machine[ \t]++\S++|default)\s++(?:login[ \t]++\S++\s++)?password[ \t]++"
                    + _CLI_VALUE),
-        anchored=True,
+        anchored=True, gate=_LazyPattern(rb"password[ \t]"),
+        lead=_LazyPattern(r"machine[ \t]|default\s"),
     ),
     _Rule("google_api_key", _token("AIza", "[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
     # A routable token (GitLab 17.x+) carries `.<version>.<crc>` after its payload.
@@ -591,20 +617,19 @@ _RULES: tuple[_Rule, ...] = (
         # Anchored on `://` so ports (`host:8080/`) never look like passwords.
         _LazyPattern(r"://[^\s:/@?#\[\]\"'<>]*+:(?P<s>[^\s/@?#\[\]\"'<>{}]++)@(?=[^\s/@])"),
     ),
-    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _DQ_VALUE), anchored=True),
-    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _SQ_VALUE), anchored=True),
+    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _DQ_VALUE), anchored=True,
+                          lead=_KEY_AND_SEP_LEAD),
+    _QuotedAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + _SQ_VALUE), anchored=True,
+                          lead=_KEY_AND_SEP_LEAD),
     _BareAssignmentRule("password", _LazyPattern(_KEY_AND_SEP + f"(?={_BARE_CHARS})"),
-                        anchored=True),
+                        anchored=True, lead=_KEY_AND_SEP_LEAD),
     _ProseSecretRule(
         "prose_secret",
         # "the password is hunter2", "AWS secret key is ...", "token was: ...".
-        _LazyPattern(
-            r"(?:" + _casings("password", "passphrase", "passwd", "pwd", "pin", "token",
-                              "secret", "key") + r")"
-            r"[ \t]++(?:(?:is|was)[ \t:]*+(?:set[ \t]++to[ \t]++)?|:[ \t]*+)"
-            r"[\"'`]?(?P<s>[^\s\"'`]{6,}+)"
-        ),
-        anchored=True,
+        _LazyPattern(_PROSE_WORDS
+                     + r"[ \t]++(?:(?:is|was)[ \t:]*+(?:set[ \t]++to[ \t]++)?|:[ \t]*+)"
+                     r"[\"'`]?(?P<s>[^\s\"'`]{6,}+)"),
+        anchored=True, lead=_LazyPattern(_PROSE_WORDS + r"[ \t]++(?:is|was|:)"),
     ),
 )
 
@@ -634,7 +659,7 @@ class _KubernetesSecretRule(_Rule):
     `name: value` line after the block's key, or, on one line (a title, a flattened note),
     the `name: base64` pairs right after it."""
 
-    def spans(self, text: str, starts: list[int] | None = None) -> list[tuple[int, int]]:
+    def spans(self, text: str, starts: _Starts | None = None) -> list[tuple[int, int]]:
         if _K8S_KIND_RE.search(text) is None:
             return []
         found = []
@@ -734,7 +759,7 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"(?:\"[^\s;\"'\\,]{8,}+\"|[^\s;\"'\\]{8}))"
         r"[A-Za-z0-9_.~%!#$&*+^|-]++=" + _COOKIE_VALUE
         + r"(?:;[ \t]*+[^\s=;\"'\\]++=" + _COOKIE_VALUE + r")*+)"),
-          keywords=("cookie",)),
+          keywords=("cookie",), gate=_LazyPattern(rb"cookie[ \t]*+:")),
     _Rule("cookie", _LazyPattern(
         r"(?:-b(?<=[ \t]-b)|--cookie(?<=[ \t]--cookie))[ \t]++[\"']?(?P<s>[A-Za-z0-9_.~%-]++="
         r"[^\s;\"']{8,}+(?:;[ \t]*+[^\s=;\"']++=[^\s;\"']*+)*+)"), keywords=("-b", "--cookie")),
@@ -766,7 +791,7 @@ _MORE_RULES: tuple[_Rule, ...] = (
         r"[A-Za-z0-9_.@*-]++:(?P<s>(?=[0-9a-fA-F]*+[^\s\"':0-9a-fA-F])(?:[^\s\"':\\]|\\\S){4,}+)"
         r"(?=[\s\"']|\Z)"), keywords=(),
           # (its `:port:database:user:` part, possessive alike; found from each `:`)
-          gate=_LazyPattern(r":(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]++:")),
+          gate=_LazyPattern(rb":(?:[0-9]{1,5}|\*):[a-z0-9_.*-]++:")),
     _Rule("npm_auth", _LazyPattern(
         r"(?:_auth(?<![^\s:\"']_auth)(?:Token)?|_password(?<![^\s:\"']_password))"
         r"=[\"']?(?!\$\{)(?P<s>[^\s\"']{8,}+)"),
@@ -797,7 +822,9 @@ _MORE_RULES: tuple[_Rule, ...] = (
           keywords=("discord",)),
     _Rule("teams_webhook", _LazyPattern(
         r"(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/"
-        r"(?P<s>[^\s\"'<>`]{20,}+)"), keywords=("webhook",)),
+        r"(?P<s>[^\s\"'<>`]{20,}+)"), keywords=("webhook.office.com/webhookb2",
+                                                 "outlook.office.com/webhook",
+                                                 "outlook.office365.com/webhook")),
     _Rule("aws_presigned_signature", _LazyPattern(
         r"(?:X-Amz-Signature|X-Amz-Security-Token|x-amz-signature|x-amz-security-token)="
         r"(?P<s>[^&\s\"'<>#]{16,}+)"), keywords=("x-amz-",)),
@@ -825,24 +852,82 @@ _MORE_RULES: tuple[_Rule, ...] = (
 )
 
 
+# Below this many bytes scanned in a process, keywords are found one `bytes.find` at a time
+# (~150 ns a byte for all of them); past it by an Aho-Corasick DFA, 4 ns a byte but ~5 ms to
+# import and build: a hook that redacts a prompt never loads it, a build after a dozen notes.
+_AUTOMATON_AFTER = 32 * 1024
+
+
+class _Keywords:
+    """Where each rule keyword occurs in a `_lowered` text, overlapping occurrences included:
+    {keyword's number: [positions]} for the keywords that occur."""
+
+    def __init__(self, keywords: tuple[bytes, ...], automaton_after: int) -> None:
+        self.keywords = keywords
+        self._left = automaton_after
+        self._automaton: Any = None
+
+    def find(self, lowered: bytes) -> dict[int, list[int]]:
+        found_at: dict[int, list[int]] = {}
+        if self._automaton is None:
+            self._left -= len(lowered)
+            if self._left >= 0:
+                for n, keyword in enumerate(self.keywords):
+                    at = lowered.find(keyword)
+                    if at >= 0:
+                        found_at[n] = starts = [at]
+                        while (at := lowered.find(keyword, at + 1)) >= 0:
+                            starts.append(at)
+                return found_at
+            import ahocorasick_rs
+
+            self._automaton = ahocorasick_rs.BytesAhoCorasick(
+                list(self.keywords), implementation=ahocorasick_rs.Implementation.DFA)
+        for keyword, start, _end in self._automaton.find_matches_as_indexes(
+                lowered, overlapping=True):
+            if keyword in found_at:
+                found_at[keyword].append(start)
+            else:
+                found_at[keyword] = [start]
+        return found_at
+
+
+class _Gate:
+    def __init__(self, rules: tuple[_Rule, ...], keywords: _Keywords,
+                 rules_of: tuple[tuple[int, ...], ...], keywords_of: tuple[tuple[int, ...], ...],
+                 always: frozenset[int]) -> None:
+        self.rules = rules
+        self.keywords = keywords
+        # For each keyword (as numbered in `keywords`), the rules that hold it.
+        self.rules_of = rules_of
+        # For each rule, its keywords' numbers; and the rules without keywords, which always run.
+        self.keywords_of = keywords_of
+        self.always = always
+
+
 @functools.cache
-def _gate() -> tuple[tuple[_Rule, ...], ahocorasick.Automaton]:
+def _gate() -> _Gate:
     """Every rule in rank order (the specific kinds, then the generic shapes, so a GitHub
-    token in `GITHUB_API_KEY=...` is named for GitHub, not `password`), and one
-    Aho-Corasick automaton over all their keywords: a single pass over the text tells which
-    rules can match, and where."""
+    token in `GITHUB_API_KEY=...` is named for GitHub, not `password`), and all their
+    keywords, found in one pass over the text: it tells which rules can match, and where."""
     rules: list[_Rule] = [r for r in _RULES if r.kind not in _GENERIC]
     rules += _VENDOR_RULES + _MORE_RULES
     rules += [r for r in _RULES if r.kind in _GENERIC]
-    by_keyword: dict[str, list[int]] = {}
+    numbers: dict[str, int] = {}
+    holders: list[list[int]] = []
     for i, rule in enumerate(rules):
-        for keyword in rule.keywords:
-            by_keyword.setdefault(keyword, []).append(i)
-    gate = ahocorasick.Automaton()
-    for keyword, indices in by_keyword.items():
-        gate.add_word(keyword, (len(keyword), tuple(indices)))
-    gate.make_automaton()
-    return tuple(rules), gate
+        for keyword in dict.fromkeys(rule.keywords):
+            # Matched in `_lowered` text, where `?` stands for any character beyond ASCII.
+            assert keyword.isascii() and keyword == keyword.lower() and "?" not in keyword
+            if keyword not in numbers:
+                numbers[keyword] = len(numbers)
+                holders.append([])
+            holders[numbers[keyword]].append(i)
+    keywords_of = tuple(tuple(numbers[k] for k in rule.keywords) for rule in rules)
+    rules_of = tuple(map(tuple, holders))
+    keywords = _Keywords(tuple(keyword.encode() for keyword in numbers), _AUTOMATON_AFTER)
+    always = frozenset(i for i, rule in enumerate(rules) if not rule.keywords)
+    return _Gate(tuple(rules), keywords, rules_of, keywords_of, always)
 
 
 _GENERIC = frozenset({"bearer_token", "url_credentials", "curl_auth_user", "cli_password",
@@ -868,27 +953,44 @@ def _rightmost_at_most(values: list[int], x: int) -> int:
     return lo - 1
 
 
+def _lowered(text: str) -> bytes:
+    """`text` lower-cased for the keyword pass, one byte a character at the same positions:
+    anything beyond ASCII is `?`. Beyond ASCII only the Kelvin sign lowers to an ASCII letter,
+    and only `İ` to two characters (a test walks every character): as it always was, the
+    Kelvin sign counts as `k` unless an `İ` is there too."""
+    if "\u212a" in text and "\u0130" not in text:
+        return text.lower().encode("ascii", "replace")
+    return text.encode("ascii", "replace").lower()
+
+
 def _scan(text: str) -> list[tuple[str, int, int]]:
     """One pass of every rule; overlapping hits merged, hits touching a marker dropped."""
-    markers = [m.span() for m in _MARKER_RE.finditer(text)]
+    markers = [m.span() for m in _MARKER_RE.finditer(text)] if "[REDACTED:" in text else []
     marker_starts = [start for start, _ in markers]
     hits: list[tuple[int, int, int, str]] = []
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
-        lowered = text.encode("ascii", "replace").decode().lower()
-    rules, gate = _gate()
-    starts: dict[int, list[int]] = {}
-    if gate.kind == ahocorasick.AHOCORASICK:
-        for end, (length, indices) in gate.iter(lowered):
-            for i in indices:
-                starts.setdefault(i, []).append(end - length + 1)
-    found: list[tuple[str, list[tuple[int, int]]]] = []
-    for i, rule in enumerate(rules):
-        if not rule.keywords:
-            found.append((rule.kind, rule.spans(text)))
-        elif i in starts:
-            found.append((rule.kind, rule.spans(text, starts[i])))
-    for rank, (kind, spans) in enumerate(found):
+    lowered = _lowered(text)
+    gate = _gate()
+    found_at = gate.keywords.find(lowered)
+    run = set(gate.always)
+    for keyword in found_at:
+        run.update(gate.rules_of[keyword])
+    shared: dict[tuple[int, ...], _Starts] = {}
+    found: list[tuple[int, str, list[tuple[int, int]]]] = []
+    for i in sorted(run):
+        rule = gate.rules[i]
+        if rule.gate is not None and rule.gate.search(lowered) is None:
+            continue
+        starts = None
+        if rule.anchored and rule.keywords:
+            own = gate.keywords_of[i]
+            starts = shared.get(own)
+            if starts is None:
+                every = [at for keyword in own for at in found_at.get(keyword, ())]
+                starts = shared[own] = _Starts(every, len(text))
+            if not starts.dense and not starts.tried(text, rule.lead):
+                continue
+        found.append((i, rule.kind, rule.spans(text, starts)))
+    for rank, kind, spans in found:
         for start, end in spans:
             if start >= end:
                 continue

@@ -388,12 +388,13 @@ def test_cosines_are_the_rows_products_whatever_the_blocks(tmp_path) -> None:
 
 
 def test_a_build_embeds_with_the_compiled_tokenizer_the_floats_of_the_lean_path(
-        tmp_path, wordllama_itself) -> None:
+        tmp_path, wordllama_itself, monkeypatch: pytest.MonkeyPatch) -> None:
     """A build's bulk path (`_compiled`: the wheel's tokenizer compiled, unpadded, over the
     rows as float32) gives bit for bit the rows of the lean path, and wordllama's own
     `embed`'s."""
     import numpy as np
 
+    monkeypatch.setattr(embed, "MODEL_BATCH", 16)
     model, why = embed._load()
     assert model is not None, why
     texts = ["", "a", *_texts(), "x" * 30, "", "z " * 700]

@@ -45,17 +45,19 @@ TENSOR = "embedding.weight"
 LEAN_CHARS = 20_000
 # Texts of at most this many tokens are embedded together, a length at a time (`_lean`).
 SHORT_TOKENS = 16
-# Texts per call of the compiled tokenizer in a bulk embedding: their token rows are held
-# at once (16 notes of ~1,200 tokens: ~20 MB in flight per process during a build).
-MODEL_BATCH = 16
+# Texts per call of `_token_ids` in a bulk embedding (a build's calls: vectors.BATCH texts):
+# their pieces and token ids are held at once (~60 bytes a piece, ~8 characters: ~4 MB for
+# 256 notes of ~2,000 characters).
+MODEL_BATCH = 256
 _OFF = ("0", "false", "no", "off", "")
 # A token id as `_token_ids` packs it (an unsigned int of the machine's `array("I")`).
 _ID_BYTES = array("I").itemsize
-# A normalized text's segments: a `▁`-run and the characters up to the next one (it starts
-# with one); how many distinct ones a process keeps tokenized (~200 bytes each; more only
-# while one batch of texts holds more).
-_SEGMENTS = re.compile("\u2581+[^\u2581]*")
-SEGMENTS_KEPT = 20_000
+# A text's pieces for the segment memo (`_token_ids`): it is cut at each space that follows
+# a character other than a space (the start of a `▁`-run once normalized); how many distinct
+# pieces a process keeps tokenized (~150 bytes each; more only while one call's texts hold
+# more).
+_PIECES = re.compile("(?<=[^ ]) ")
+SEGMENTS_KEPT = 100_000
 # The tokenizer's added tokens, matched in the raw text before it is normalized.
 _ADDED = re.compile("<unk>|<s>|</s>")
 
@@ -182,34 +184,41 @@ class Embedder:
 
     def _token_ids(self, texts: list[str]) -> list[bytes]:
         """The compiled tokenizer's ids of each text, packed (`array("I")` bytes), a
-        segment at a time. No merge joins across the start of a `▁`-run that follows a
+        piece at a time. No merge joins across the start of a `▁`-run that follows a
         character (`bpe.py`), so a text's ids are its segments' ids one after the other:
-        each distinct segment goes once through the compiled BPE model and is remembered,
-        and a note's ~300 segments are looked up (the whole pipeline costs ~0.6 us a
-        character, ~1 ms a note: most of a build's embedding, and more than any other step
-        of reading a note). A text holding an added token (`<s>`...), which the pipeline
-        matches before normalizing, goes through the whole pipeline."""
+        a piece (`_PIECES`: a segment as the raw text has it, before the normalizer's `▁`
+        in front and for each space) goes once through the compiled BPE model and is
+        remembered, and a note's ~300 pieces are looked up (the whole pipeline costs ~0.6
+        us a character, ~1 ms a note: most of a build's embedding, and more than any other
+        step of reading a note). A text with no run of spaces and none in front is cut
+        by `str.split`, which gives `_PIECES`' pieces faster. A text holding an added
+        token (`<s>`...), which the pipeline matches before normalizing, or a `▁` of its
+        own goes through the whole pipeline."""
         tokenizer, _ = self.compiled()
         known = self._segments
         split: list[list[str] | None] = []
         for text in texts:
-            if _ADDED.search(text):
+            if not text:
+                split.append([])
+            elif "\u2581" in text or _ADDED.search(text):
                 split.append(None)
-            else:  # the normalizer's work: `▁` before a non-empty text, `▁` for each space
-                split.append(_SEGMENTS.findall("\u2581" + text.replace(" ", "\u2581"))
-                             if text else [])
-        new = {segment for segments in split if segments for segment in segments
-               if segment not in known}
+            elif "  " in text or text[0] == " ":
+                split.append(_PIECES.split(text))
+            else:
+                split.append(text.split(" "))
+        wanted = set(itertools.chain.from_iterable(filter(None, split)))
+        new = wanted.difference(known)
         if new:
-            if len(known) + len(new) > SEGMENTS_KEPT:  # (then this batch's alone)
+            if len(known) + len(new) > SEGMENTS_KEPT:  # (then these texts' alone)
                 known.clear()
-                new = {segment for segments in split if segments for segment in segments}
+                new = wanted
             tokenize = tokenizer.model.tokenize
-            for segment in new:
-                known[segment] = array("I", [token.id for token in tokenize(segment)]).tobytes()
-        return [b"".join(map(known.__getitem__, segments)) if segments is not None
+            for piece in new:
+                known[piece] = array("I", [token.id for token in tokenize(
+                    "\u2581" + piece.replace(" ", "\u2581"))]).tobytes()
+        return [b"".join(map(known.__getitem__, pieces)) if pieces is not None
                 else array("I", tokenizer.encode(text, add_special_tokens=False).ids).tobytes()
-                for text, segments in zip(texts, split, strict=True)]
+                for text, pieces in zip(texts, split, strict=True)]
 
     def compiled(self) -> tuple[Any, Any]:  # -> (tokenizers.Tokenizer, numpy array)
         """The wheel's tokenizer in `tokenizers` (Rust, what wordllama loads it with),
@@ -245,29 +254,42 @@ class Embedder:
         import numpy as np
 
         out = np.zeros((len(counts), DIM), dtype=np.float32)
-        # All texts' token rows in one gather from the plain array (indexing the memmap
-        # costs ~10 µs a call, and a search embeds a note's words one text each), each
-        # text's rows then summed as before: the same floats, a few numpy calls fewer.
         if not len(ids):
             return out
-        # (`take` clipping the ids: the rows `matrix[np.minimum(ids, last)]` gives, faster)
-        rows = np.take(np.asarray(matrix), ids, axis=0, mode="clip").astype(np.float32,
-                                                                            copy=False)
-        starts = np.cumsum(counts) - counts
-        # Texts of a few tokens (a note's words) a length at a time: their rows added in
-        # order from zero, as `sum(axis=0)` adds them; longer texts one at a time. (The
+        # Rows are read from the plain array (indexing the memmap costs ~10 µs a call, and
+        # a search embeds a note's words one text each), `take` clipping the ids: the rows
+        # `matrix[np.minimum(ids, last)]` gives, faster.
+        matrix = np.asarray(matrix)
+        # Texts of a few tokens (a note's words) a length at a time, from one gather of
+        # their rows: their rows added in order from zero, as `sum(axis=0)` adds them. (The
         # lengths sorted by Python: `np.unique` would load numpy's masked arrays.)
-        short = counts[(counts > 0) & (counts <= SHORT_TOKENS)]
-        for size in sorted(set(short.tolist())):
-            texts_of_size = np.flatnonzero(counts == size)
-            first = starts[texts_of_size]
-            total_rows = np.zeros((len(texts_of_size), DIM), dtype=np.float32)
-            for offset in range(size):
-                total_rows += rows[first + offset]
-            out[texts_of_size] = total_rows / np.float32(size)
-        for row in np.flatnonzero(counts > SHORT_TOKENS).tolist():
-            at, size = int(starts[row]), int(counts[row])
-            out[row] = rows[at:at + size].sum(axis=0) / size
+        is_long = counts > SHORT_TOKENS
+        long = np.flatnonzero(is_long).tolist()
+        sizes = sorted(set(counts[(counts > 0) & ~is_long].tolist()))
+        if sizes:
+            short_counts = np.where(is_long, 0, counts) if long else counts
+            rows = np.take(matrix, ids[np.repeat(~is_long, counts)] if long else ids, axis=0,
+                           mode="clip").astype(np.float32, copy=False)
+            short_starts = np.cumsum(short_counts) - short_counts
+            for size in sizes:
+                texts_of_size = np.flatnonzero(counts == size)
+                first = short_starts[texts_of_size]
+                total_rows = np.zeros((len(texts_of_size), DIM), dtype=np.float32)
+                for offset in range(size):
+                    total_rows += rows[first + offset]
+                out[texts_of_size] = total_rows / np.float32(size)
+        # Longer texts one at a time, each text's rows gathered into one buffer and summed
+        # there (while they are in the core's cache: a gather of many texts' rows, ~1 KB a
+        # token, cost twice as much): the same floats.
+        if long:
+            into = (np.empty((int(counts.max()), DIM), dtype=np.float32)
+                    if matrix.dtype == np.float32 else None)
+            starts = np.cumsum(counts) - counts
+            for row in long:
+                at, size = int(starts[row]), int(counts[row])
+                taken = np.take(matrix, ids[at:at + size], axis=0, mode="clip",
+                                out=None if into is None else into[:size])
+                out[row] = taken.astype(np.float32, copy=False).sum(axis=0) / size
         return out
 
     def tokenizer(self, cache: Path | None = None) -> Tokenizer:

@@ -1,21 +1,33 @@
-"""BuildCodec must write the very files W3Codec writes, and segments readable as W3Codec."""
+"""BuildCodec must write the files W3Codec writes, and segments readable as W3Codec: byte
+for byte when its blocks are compressed as Whoosh compresses them (`stock_zlib`); with its
+own compression (a small window, ``_compressed``) the postings and term infos they decode
+to are Whoosh's and every other file is Whoosh's byte for byte."""
 
 from __future__ import annotations
 
 import random
+import zlib
 from pathlib import Path
 
 import pytest
 from whoosh import index
 from whoosh.codec.whoosh3 import W3Codec
-from whoosh.filedb.filestore import FileStorage
+from whoosh.filedb.filestore import FileStorage, RamStorage
 
+import ocm.indexer.buildcodec as buildcodec
 from ocm.indexer.buildcodec import BuildCodec
 from ocm.indexer.schema import build_schema
 
 WORDS = ["alpha", "beta", "gamma", "delta", "embedding_server.py", "src/api/client.py",
          "RateLimiter", "retry", "timeout", "cache", "postgres", "the", "of", "C++", "utf-8",
          "x86_64"]
+
+
+@pytest.fixture
+def stock_zlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks compressed by ``zlib.compress``, as Whoosh's writer compresses them: the
+    files are then Whoosh's byte for byte."""
+    monkeypatch.setattr(buildcodec, "_compressed", zlib.compress)
 
 
 def _docs(count: int, seed: int = 3) -> list[dict]:
@@ -45,7 +57,7 @@ def _build(folder: Path, codec, docs: list[dict]) -> dict[str, bytes]:
 
 # 300 documents put some terms over the 128-posting block limit (several blocks).
 @pytest.mark.parametrize("count", [1, 7, 300])
-def test_same_bytes_as_w3codec(tmp_path: Path, count: int) -> None:
+def test_same_bytes_as_w3codec(tmp_path: Path, count: int, stock_zlib: None) -> None:
     docs = _docs(count)
     stock = _build(tmp_path / "stock", W3Codec(), docs)
     bulk = _build(tmp_path / "bulk", BuildCodec(), docs)
@@ -60,3 +72,95 @@ def test_segments_name_the_stock_codec(tmp_path: Path) -> None:
     assert segments and all(type(s.codec()) is W3Codec for s in segments)
     with ix.searcher() as searcher:
         assert searcher.doc_count() == 20
+
+
+def decoded(folder: Path) -> dict:
+    """What an index's segment reads as through Whoosh: every term's info (bar where its
+    postings are) and postings (ids, weights, values), and its stored fields."""
+    found: dict = {}
+    with index.open_dir(str(folder)).reader() as reader:
+        for fieldname, term in reader.all_terms():
+            info = reader.term_info(fieldname, term)
+            matcher = reader.postings(fieldname, term)
+            postings = []
+            while matcher.is_active():
+                postings.append((matcher.id(), matcher.weight(), matcher.value()))
+                matcher.next()
+            found[fieldname, term] = ((info.weight(), info.doc_frequency(), info.min_length(),
+                                       info.max_length(), info.max_weight(), info.min_id(),
+                                       info.max_id()), postings)
+        found["stored"] = list(reader.all_stored_fields())
+    return found
+
+
+def test_compressed_blocks_read_as_w3codecs(tmp_path: Path) -> None:
+    """With the writer's own compression the postings file's bytes differ from Whoosh's
+    (its blocks' zlib streams), and so do the terms file's extents; every other file is
+    the same, and Whoosh's reader finds the very terms, term infos and postings."""
+    docs = _docs(300)
+    stock = _build(tmp_path / "stock", W3Codec(), docs)
+    bulk = _build(tmp_path / "bulk", BuildCodec(), docs)
+    assert bulk["pst"] != stock["pst"]
+    assert {k: v for k, v in bulk.items() if k not in ("pst", "trm")} == \
+        {k: v for k, v in stock.items() if k not in ("pst", "trm")}
+    stock_read = decoded(tmp_path / "stock")
+    assert len(stock_read) > 1000
+    assert decoded(tmp_path / "bulk") == stock_read
+
+
+@pytest.mark.parametrize("size", [80, 81, 249, 250, 251, 700, 763, 2000, 40_000])
+def test_compressed_is_zlib(size: int) -> None:
+    """A block's data compressed with the smallest window that holds it (its header says
+    so): plain zlib, about as long as ``zlib.compress``'s."""
+    rng = random.Random(size)
+    data = bytes(rng.choice(b"abcdefgh\x00\x01") for _ in range(size))
+    # (2**wbits - 262 bytes back are within reach; zlib's windows are 2**9..2**15)
+    wbits = next(bits for bits in range(9, 16) if (1 << bits) - 262 >= size or bits == 15)
+    for level in (1, 3, 9):
+        made = buildcodec._compressed(data, level)
+        assert zlib.decompress(made) == data
+        assert 8 + (made[0] >> 4) == wbits
+        assert len(made) <= 1.05 * len(zlib.compress(data, level)) + 16
+
+
+def _term_files(terms: list, lengths: object = None) -> dict[str, bytes]:
+    """The postings and terms files BuildCodec writes for these (field, term, docnums,
+    weights, values) in RAM."""
+    storage = RamStorage()
+    codec = BuildCodec()
+    segment = codec.new_segment(storage, "MAIN")
+    writer = codec.field_writer(storage, segment)
+    writer.add_terms(build_schema(), lengths, iter(terms))
+    writer.close()
+    return {name.rsplit(".", 1)[1]: storage.open_file(name).read()
+            for name in storage.list() if name.rsplit(".", 1)[1] in ("pst", "trm")}
+
+
+class _Lengths:
+    """Every document's length 0..299 in every field (as a segment's length reader)."""
+
+    def doc_count_all(self) -> int:
+        return 70_000
+
+    def doc_field_length_reader(self, fieldname: str):
+        return lambda docnum: docnum % 300
+
+
+@pytest.mark.parametrize("lengths", [None, _Lengths()])
+def test_one_posting_terms_are_blocks_bytes(monkeypatch: pytest.MonkeyPatch,
+                                            lengths: object) -> None:
+    """A one-posting term made of its pieces (the doc number spliced in) is the block and
+    term info `_blocks` makes for it, at every size a doc number pickles to (1, 2, 4 and 5
+    bytes), with and without weights, values and field lengths."""
+    docnums = [0, 1, 255, 256, 300, 65_535, 65_536, 69_999]
+    if lengths is None:  # (a segment with lengths has as many documents as they have)
+        docnums += [2**31 - 1, 2**31, 2**32 - 1]
+    terms = [(field, f"t{i:03d}".encode(), [docnum], [weight], [value])
+             for field, value in (("body", b"\x00\x00\x00\x02"), ("date", b""),
+                                  ("tags", b"\x00\x00\x00\x01"))
+             for i, (docnum, weight) in enumerate((d, w) for d in docnums
+                                                  for w in (1.0, 2.5, 0.0))]
+    made = _term_files(terms, lengths)
+    monkeypatch.setattr(buildcodec.BulkFieldWriter, "_single_of", lambda self, *key: None)
+    assert made == _term_files(terms, lengths)
+    assert len(made["pst"]) > 50 * len(terms)

@@ -61,13 +61,61 @@ _SPELLING_DOCNUM = -1
 _TERMINFO = W3TermInfo._struct
 _EXTENT = struct.Struct("!qi")
 _TERM_VALUE_BYTES = _TERMINFO.size + _EXTENT.size
-# How many single-posting blocks a field writer keeps made (a term that occurs in one note
-# only, two thirds of a build's terms, writes the block of every other term of that note
-# and field with the same count): bounded, as a 100k build's part meets ~1M of them.
-SINGLE_BLOCKS_KEPT = 65_536
+# Pickle protocol 2's opening, and a one-posting block's info (a tuple of six) up to its id
+# (after the posting count 1): a one-posting block is made of these, its id's opcode and
+# the pieces after it (`_Single`).
+_PROTO2 = b"\x80\x02"
+_INFO_BEFORE_ID = _PROTO2 + b"(K\x01"
+_ID0 = b"K\x00"  # (docnum 0, as the pieces are made)
+_TWO_IDS = struct.Struct("!II")
+# zlib's memory level for a block's compression (256-entry hash, 512-symbol buffer: the
+# state is small enough that setting it up is not most of compressing a short block).
+_MEM_LEVEL = 3
 # Whoosh's length byte of a field length, kept per length: the lengths a segment's field
 # writer meets are those its length columns decode to, at most 256 of them.
 _length_byte = functools.cache(length_to_byte)
+
+
+def _compressed(data: bytes, level: int) -> bytes:
+    """A block's data as zlib compresses it, with a window just large enough to hold
+    all of it (2**wbits - 262 bytes reach back: no match of the whole block is out of
+    reach) and a small memory level. ``zlib.compress`` sets up (and clears) a 32 KB window
+    and a 64 KB hash table for every block, most of the cost of compressing the ~100-2,000
+    bytes of a block. The stream is plain zlib (Whoosh's reader calls ``zlib.decompress``);
+    it differs from ``zlib.compress``'s in its header's window size and, for some blocks, in
+    the matches the smaller hash table finds."""
+    wbits = 9
+    while (1 << wbits) - 262 < len(data) and wbits < 15:
+        wbits += 1
+    compressor = zlib.compressobj(level, zlib.DEFLATED, wbits, _MEM_LEVEL)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _pickled_id(docnum: int) -> bytes:
+    """A doc number as pickle protocol 2 writes it inside a tuple: its opcode and bytes
+    (BININT1, BININT2 or BININT: 2, 3 or 5 bytes; LONG1 above 2**31: 7 bytes)."""
+    return dumps(docnum, 2)[len(_PROTO2):-1]  # (without the protocol and the STOP)
+
+
+class _Single:
+    """The pieces of a one-posting term's block and term info that do not depend on its
+    doc number, for one (weight, value, field length) of a field: the block is
+    ``before[len(id)] + id + middle + id + after`` (the id pickled, `_pickled_id`), the
+    term info before its extent ``head + pack(id, id)``. Made from the block of that
+    posting at doc number 0, so every byte but the id's is `_blocks`'s own."""
+
+    __slots__ = ("after", "before", "head", "middle")
+
+    def __init__(self, info: bytes, data: bytes, head: bytes) -> None:
+        # info: _INFO_BEFORE_ID + _ID0 + rest; data: _PROTO2 + _ID0 + rest
+        self.middle = info[len(_INFO_BEFORE_ID) + len(_ID0):] + _PROTO2
+        self.after = data[len(_PROTO2) + len(_ID0):]
+        self.head = head[:-_TWO_IDS.size]
+        fixed = len(info) + len(data) - 2 * len(_ID0)
+        # by the id's length (`_pickled_id`): the magic, the block's negative length
+        # (a term's only block is its last) and the info up to the id
+        self.before = {n: WHOOSH3_HEADER_MAGIC + pack_int(-(fixed + 2 * n)) + _INFO_BEFORE_ID
+                       for n in (2, 3, 5, 7)}
 
 
 class BuildCodec(W3Codec):
@@ -96,9 +144,10 @@ class BulkFieldWriter(W3FieldWriter):
         # Every term's ids and weights, also saved beside the segment for the scorer
         # (savedpostings.py); None when Whoosh's own path wrote the terms instead.
         self._saved: SavedPostingsWriter | None = SavedPostingsWriter()
-        # (docnum, weight, value, length) -> (block bytes, term info bytes before the
-        # extent) of a term with that one posting in the current field.
-        self._single: dict[tuple[int, float, bytes, int], tuple[bytes, bytes]] = {}
+        # (weight, value, length) -> the pieces of a one-posting term's block and term
+        # info with that posting in the current field (None: made by `_blocks`). A field
+        # has few (weight, value) pairs and at most 256 lengths (its length bytes).
+        self._single: dict[tuple[float, bytes, int], _Single | None] = {}
         self._fixed_size: int | None = None  # (the current field's format's)
 
     def start_field(self, fieldname, fieldobj) -> None:
@@ -131,8 +180,9 @@ class BulkFieldWriter(W3FieldWriter):
         their dozen calls a term (``start_postings``, ``_write_block``, ``add_block``,
         ``_mini_*``...), and its terms row the bytes ``OrderedHashWriter.add`` writes, at
         positions counted here instead of asked (a buffered file's ``tell`` is an
-        ``lseek``). A term with one posting takes its block from another term with the
-        same posting in this field when there was one (only the extent differs)."""
+        ``lseek``). A term with one posting (two thirds of them) is made of the pieces
+        of the first one-posting block with its weight, value and length in this field
+        (`_Single`): only its doc number is written for it."""
         saved = self._saved
         single = self._single
         blocks = self._blocks
@@ -143,6 +193,8 @@ class BulkFieldWriter(W3FieldWriter):
         post_at = self._postfile.tell()
         terms_at = tindex.dbfile.tell()
         lastkey = tindex.lastkey
+        pickled_ids: dict[int, bytes] = {}
+        _two_ids = _TWO_IDS.pack
         field = None
         field_lengths: Sequence[int] = ()
         prefix = saved_prefix = b""
@@ -157,18 +209,25 @@ class BulkFieldWriter(W3FieldWriter):
                 saved_prefix = term_key(fieldname, b"")
             if saved is not None:
                 saved.add(saved_prefix + btext, docnums, weights)
-            lens = (list(map(field_lengths.__getitem__, docnums)) if field_lengths
-                    else [0] * len(docnums))
             if len(docnums) == 1:
-                key = (docnums[0], weights[0], values[0], lens[0])
-                made = single.get(key)
-                if made is None:
-                    if len(single) >= SINGLE_BLOCKS_KEPT:
-                        single.clear()
-                    made = single[key] = blocks(docnums, weights, values, lens)
+                docnum = docnums[0]
+                key = (weights[0], values[0], field_lengths[docnum] if field_lengths else 0)
+                pieces = single.get(key)
+                if pieces is None and key not in single:
+                    pieces = single[key] = self._single_of(*key)
+                if pieces is None:
+                    block, head = blocks(docnums, weights, values, [key[2]])
+                else:
+                    pid = pickled_ids.get(docnum)
+                    if pid is None:
+                        pid = pickled_ids[docnum] = _pickled_id(docnum)
+                    block = b"".join((pieces.before[len(pid)], pid, pieces.middle, pid,
+                                      pieces.after))
+                    head = pieces.head + _two_ids(docnum, docnum)
             else:
-                made = blocks(docnums, weights, values, lens)
-            block, head = made
+                block, head = blocks(docnums, weights, values,
+                                     list(map(field_lengths.__getitem__, docnums))
+                                     if field_lengths else [0] * len(docnums))
             write_block(block)  # (StructFile.write only hands it on)
             # The terms row: OrderedHashWriter.add(key, value) as bytes, one write.
             tkey = prefix + btext
@@ -203,28 +262,12 @@ class BulkFieldWriter(W3FieldWriter):
         maxweight: float = 0
         for start in range(0, count, limit):
             end = start + limit
-            ids = docnums[start:end]
-            block_weights = array("f", weights[start:end])
-            top = max(weights[start:end])
-            block_max = top if top > 0 else 0
-            lens = lengths[start:end]
-            known = [x for x in lens if x] if 0 in lens else lens
-            block_min = min(known) if known else None
-            block_maxlen = max(known) if known else 0
-            # delta_encode(ids), with the subtraction done by map
-            deltas = tuple(map(sub, ids, (0, *ids[:-1])))
-            data = (deltas, _mini_weights(block_weights),
-                    _mini_values(self._fixed_size, values[start:end]))
-            databytes = dumps(data, 2)
-            comp = (self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE
-                    else 0)
-            if comp:
-                databytes = zlib.compress(databytes, comp)
-            infobytes = dumps((len(ids), ids[-1], block_max, comp, _length_byte(block_min),
-                               _length_byte(block_maxlen)), 2)
+            infobytes, databytes, block_total, block_max, block_min, block_maxlen = \
+                self._block(docnums[start:end], weights[start:end], values[start:end],
+                            lengths[start:end])
             size = len(infobytes) + len(databytes)
             parts += (pack_int(size if end < count else -size), infobytes, databytes)
-            total += sum(block_weights)
+            total += block_total
             if minlength is None or (block_min is not None and block_min < minlength):
                 minlength = block_min
             maxlength = max(maxlength, block_maxlen)
@@ -234,6 +277,43 @@ class BulkFieldWriter(W3FieldWriter):
         return b"".join(parts), _TERMINFO.pack(
             False, total, count, 0 if minlength is None else _length_byte(minlength),
             _length_byte(maxlength), maxweight, docnums[0], docnums[-1])
+
+    def _block(self, ids: Sequence[int], weights: Sequence[float], values: Sequence[bytes],
+               lengths: Sequence[int]) -> tuple[bytes, bytes, float, float, int | None, int]:
+        """One block's info and data bytes (``W3PostingsWriter._write_block``) and what
+        ``add_block`` sums of it: its total and max weight, min length (None if no
+        posting has one) and max length."""
+        block_weights = array("f", weights)
+        top = max(weights)
+        block_max = top if top > 0 else 0
+        known = [x for x in lengths if x] if 0 in lengths else lengths
+        block_min = min(known) if known else None
+        block_maxlen = max(known) if known else 0
+        # delta_encode(ids), with the subtraction done by map
+        deltas = tuple(map(sub, ids, (0, *ids[:-1])))
+        databytes = dumps((deltas, _mini_weights(block_weights),
+                           _mini_values(self._fixed_size, values)), 2)
+        comp = self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE else 0
+        if comp:
+            databytes = _compressed(databytes, comp)
+        infobytes = dumps((len(ids), ids[-1], block_max, comp, _length_byte(block_min),
+                           _length_byte(block_maxlen)), 2)
+        return (infobytes, databytes, sum(block_weights), block_max, block_min,
+                block_maxlen)
+
+    def _single_of(self, weight: float, value: bytes, length: int) -> _Single | None:
+        """The pieces of a one-posting term's block with this posting (`_Single`), or None
+        when its data may be long enough to be compressed (the id then is not in it as
+        pickled)."""
+        info, data, *_ = self._block([0], [weight], [value], [length])
+        if (len(data) + 5 >= COMPRESSION_MIN_SIZE  # (an id pickles to 2..7 bytes)
+                or not info.startswith(_INFO_BEFORE_ID + _ID0)
+                or not data.startswith(_PROTO2 + _ID0)):
+            return None
+        block, head = self._blocks([0], [weight], [value], [length])
+        assert block == b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-len(info) - len(data)),
+                                  info, data))
+        return _Single(info, data, head)
 
 
 def _write_hash_tables(tindex: Any) -> None:

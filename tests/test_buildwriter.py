@@ -129,3 +129,47 @@ def test_built_blocks_read_as_segment_writers(tmp_path: Path) -> None:
 def test_build_codec_never_inlines_postings() -> None:
     with pytest.raises(ValueError, match="blocks"):
         BuildCodec(inlinelimit=2)
+
+
+def test_per_document_values_written_as_segment_writer_writes_them(tmp_path: Path) -> None:
+    """A document's stored fields, lengths and columns go straight to their writers
+    (`BuildWriter.add_document`): fields first met late (their columns created mid-way, in
+    the order Whoosh creates them), values left out or None, empty texts, and Whoosh's own
+    keywords (`_stored_<name>`, boosts) keep SegmentWriter's bytes; an unknown field is
+    refused before anything of its document is written."""
+    from whoosh.fields import UnknownFieldError
+
+    docs = _docs(40, seed=5)
+    for i, doc in enumerate(docs):
+        if i >= 3:  # columns and stored fields first met at the fourth document
+            doc["chunks"] = [("Goal", 2, i, "goal", "goal", f"text {i}", 2)] * (i % 3)
+            doc["rankfields"] = b"" if i % 4 else bytes(range(i % 7))
+            doc["sig"] = [i, i * 7]
+        if i % 5 == 1:
+            doc["body"] = None
+            doc["meta"] = None
+        if i % 6 == 2:
+            doc["_stored_path"] = f"shown/{i}.md"
+            doc["_goal_boost"] = 3.0
+        if i % 9 == 4:
+            del doc["date"]
+            doc["goal"] = ""
+    stock = _stock(tmp_path / "stock", docs)
+    assert {"_stored.col", "chunks.col", "rankfields.col", "_goal_len.col"} <= set(stock)
+    folder = tmp_path / "build"
+    folder.mkdir()
+    writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False)
+    for i, doc in enumerate(docs):
+        if i == 10:
+            with pytest.raises(UnknownFieldError):
+                writer.add_document(**doc, nosuch="x")
+        writer.add_document(**doc)
+    writer.commit_parts([])
+    assert _files(folder) == stock
+    texts = ("goal", "body", "files", "content", "tags")
+    with index.open_dir(str(folder)).searcher() as searcher, \
+            index.open_dir(str(tmp_path / "stock")).searcher() as theirs:
+        assert searcher.stored_fields(2)["path"] == "shown/2.md"
+        assert searcher.doc_count() == 40
+        assert [searcher.reader().field_length(name) for name in texts] \
+            == [theirs.reader().field_length(name) for name in texts]

@@ -10,18 +10,21 @@ one stable sort and sorts the terms; the field
 writer (:class:`~ocm.indexer.buildcodec.BulkFieldWriter`) takes each term's postings as
 they are. The segment's files are byte for byte those `SegmentWriter` writes
 (`tests/test_buildwriter.py`). Every other part of a document (stored fields, lengths,
-columns) goes through Whoosh's per-document writer as before.
+columns) goes to Whoosh's per-document writer's dict and column writers, without its
+per-value calls (`add_field`, `add_column_value`).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import repeat
 from typing import Any
 
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.fields import FieldType
+from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
 from .analysis import CountedFrequency, encoded_count
@@ -84,39 +87,73 @@ class BuildWriter(SegmentWriter):
         self._postings: dict[str, _Postings] = {}
         self._codes: dict[str, dict[tuple[float, bytes], int]] = {}
         self._count_codes: dict[tuple[str, float], _CountCodes] = {}
+        # field name -> (field, indexed, stored, column, its lengths column's name)
+        self._plans: dict[str, tuple[FieldType, bool, bool, Any, str]] = {}
+        # column name -> its writer's `add(docnum, value)`, once the column is created
+        self._column_adds: dict[str, Callable[[int, Any], None]] = {}
 
     def add_document(self, **fields: Any) -> None:
+        # SegmentWriter.add_document's steps, with Whoosh's per-field calls cut where a
+        # document has no boosts or stored values of its own (`_boost`, `_<name>_boost`,
+        # `_stored_<name>`: ocm passes none): no boost looked up, and values go straight
+        # into the stored fields' dict and each column's writer (`add_field` and
+        # `add_column_value` are three calls and two lookups per value). Same bytes.
         self._check_state()
+        plans = self._plans
+        if not plans.keys() >= fields.keys():  # a new field name, or a keyword of Whoosh's
+            self._check_fields(self.schema, [n for n in fields if not n.startswith("_")])
+            for name in fields:
+                if not name.startswith("_") and name not in plans:
+                    field = self.schema[name]
+                    plans[name] = (field, field.indexed, field.stored, field.column_type,
+                                   f"_{name}_len")
+        plain = plans.keys() >= fields.keys()
+        docboost = 1.0 if plain else self._doc_boost(fields)
         perdocwriter = self.perdocwriter
-        schema = self.schema
         docnum = self.docnum
-        docboost = self._doc_boost(fields)
-        fieldnames = sorted([name for name in fields if not name.startswith("_")])
-        self._check_fields(schema, fieldnames)
+        adds = self._column_adds
         perdocwriter.start_doc(docnum)
+        stored = perdocwriter._storedfields
+        lengths = perdocwriter._fieldlengths
         try:
-            for fieldname in fieldnames:
+            for fieldname in sorted(fields):
                 value = fields[fieldname]
-                if value is None:
+                if value is None or (not plain and fieldname.startswith("_")):
                     continue
-                field = schema[fieldname]
+                field, indexed, stores, column, lenfield = plans[fieldname]
                 length = 0
-                if field.indexed:
-                    length = self._index(fieldname, field, value,
+                if indexed:
+                    length = self._index(fieldname, field, value, 1.0 if plain else
                                          self._field_boost(fields, fieldname, docboost))
-                customval = fields.get(f"_stored_{fieldname}", value)
-                perdocwriter.add_field(fieldname, field, customval if field.stored else None,
-                                       length)
-                column = field.column_type
+                customval = value if plain else fields.get(f"_stored_{fieldname}", value)
+                if stores and customval is not None:
+                    stored[fieldname] = customval
+                if length:  # (W3PerDocWriter.add_field's)
+                    add = adds.get(lenfield)
+                    if add is None:
+                        self._add_column(lenfield, LENGTHS_COLUMN, length_to_byte(length))
+                    else:
+                        add(docnum, length_to_byte(length))
+                    lengths[fieldname] += length
                 if column and customval is not None:
-                    perdocwriter.add_column_value(fieldname, column,
-                                                  field.to_column_value(customval))
+                    add = adds.get(fieldname)
+                    if add is None:
+                        self._add_column(fieldname, column, field.to_column_value(customval))
+                    else:
+                        add(docnum, field.to_column_value(customval))
         except ValueError:
             perdocwriter.cancel_doc()
             raise
         perdocwriter.finish_doc()
         self._added = True
         self.docnum += 1
+
+    def _add_column(self, name: str, column: Any, value: Any) -> None:
+        """The current document's value in a column not written yet: created by the
+        per-document writer as `add_column_value` creates it (so in the same order),
+        its writer's `add` then kept."""
+        self.perdocwriter.add_column_value(name, column, value)
+        self._column_adds[name] = self.perdocwriter._get_column(name).add
 
     def _index(self, fieldname: str, field: FieldType, value: Any, boost: float) -> int:
         """File the postings of one field of the current document; its length."""

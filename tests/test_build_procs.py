@@ -286,11 +286,19 @@ def test_batches_keep_to_a_work_budget_and_a_cap_of_segments(
         _batch_ends,
     )
 
-    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 100 * NOTE_BYTES)
     # Small notes within the budget: BUILD_BATCHES batches, none under BUILD_BATCH_MIN.
     few = {f"m{i:05d}": [0, 0] for i in range(4 * BUILD_BATCH_MIN)}
     assert _batch_ends(sorted(few), few, 2) == [BUILD_BATCH_MIN * n for n in (1, 2, 3, 4)]
     assert _batch_ends(sorted(few)[:BUILD_BATCH_MIN + 1], few, 2) == [BUILD_BATCH_MIN + 1]
+    assert _batch_ends(sorted(few)[:2 * BUILD_BATCH_MIN - 1], few, 2) == [
+        2 * BUILD_BATCH_MIN - 1]
+    # The work budget beats the notes' minimum: notes whose work passes it are cut into
+    # batches of at most its work (what a writer holds), however few notes each has.
+    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", BUILD_BATCH_MIN * NOTE_BYTES // 2)
+    ends = _batch_ends(sorted(few)[:BUILD_BATCH_MIN + 1], few, 2)
+    sizes = [b - a for a, b in zip([0, *ends], ends, strict=False)]
+    assert len(ends) == 3 and ends[-1] == BUILD_BATCH_MIN + 1
+    assert all(size <= BUILD_BATCH_MIN // 2 for size in sizes)
     # Past the budget: more batches, of about the same work each (a note of 3x the work
     # counts 3x), as many as keep the segments (one a process a batch) within the cap.
     monkeypatch.setattr(index_module, "BUILD_BATCH_MIN", 10)
@@ -378,8 +386,7 @@ def test_a_sub_writer_with_the_shorter_run_ends_before_the_builder_has_read_its_
 
     _fill(project)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", 1)
-    monkeypatch.setattr(index_module, "BUILDER_SHARE", 1.5)
-    monkeypatch.setattr(index_module, "BUILD_BATCH_WORK", 1)  # (the share applies)
+    monkeypatch.setattr(index_module, "_builder_share", lambda rels, scan: 1.5)
     builder = os.getpid()
     fields = NoteIndex._fields
 

@@ -78,13 +78,17 @@ FORK_MIN_NOTES = 200
 BUILDING = "building"
 # A build without a time budget commits its notes in at least this many batches (a `kill -9`
 # loses one batch's work at most), of at least BUILD_BATCH_MIN notes each, and more where
-# its notes' work (size + NOTE_BYTES) exceeds BUILD_BATCH_WORK a batch: what a writer holds
-# until its segment is written is in proportion to the bytes it read (~6 bytes a byte: ~13
-# KB a memory note, ~24 KB a session at 100k), and the batch is shared among the build's
-# processes. More batches make more segments (one a process a batch): at most
-# MAX_LARGE_SEGMENTS, which an incremental commit would otherwise start merging.
+# its notes' work (size + NOTE_BYTES) exceeds BUILD_BATCH_WORK a batch (however few notes
+# each then has): what a writer holds until its segment is written is in proportion to the
+# bytes it read (~6 bytes a byte: ~13 KB a memory note, ~24 KB a session at 100k), and the
+# batch is shared among the build's processes. More batches make more segments (one a
+# process a batch): at most MAX_LARGE_SEGMENTS, which an incremental commit would otherwise
+# start merging. Each batch costs wall: a core idles while the builder commits and forks
+# the next batch's sub-writers, and at each batch's end while the process whose run took
+# longer finishes (±0.5 CPU-s at 10k, either way): a 10k build (~17 s, 34 MB of work) is
+# one batch (its peak ~310 MB PSS, below that of the 100k build's batches).
 BUILD_BATCHES = 4
-BUILD_BATCH_MIN = 5000
+BUILD_BATCH_MIN = 10000
 BUILD_BATCH_WORK = 48 << 20
 # A build of fewer notes than this is done whole even by a sync with a time budget.
 BUDGET_MIN_NOTES = 1000
@@ -93,13 +97,15 @@ BUDGET_MIN_NOTES = 1000
 # 85-222 notes read: 0.8-1.1x the reading's CPU), and the budget bounds both.
 READ_SHARE = 0.5
 # The work of indexing a note, beside its size, in bytes of its text (a parse, a document).
+# (10k bench vault, one process: a session's reading costs 0.646 µs a unit of work, a
+# memory's 0.645; per note 1.49 ms + 0.34 µs a byte against 0.77 ms + 0.54 µs a byte.)
 NOTE_BYTES = 1000
 # The builder's run of a batch against each sub-writer's, in units of work (a note's size
 # plus NOTE_BYTES): what a process holds peaks at its run's end (its segment written), so
 # runs of the same work peak together; a shorter sub-writer's ends first, and its process
 # with all it held is gone before the builder's peaks. That costs time: the sub-writer's core
 # idles from its run's end to the builder's (a sixth of each batch's reading at 10k). A batch
-# of at most BUILD_BATCH_WORK (bench vaults: 16 MB at 10k notes, 43 at 50k, 57 at 100k) is
+# of at most BUILD_BATCH_WORK (bench vaults: 34 MB at 10k notes, 43 at 50k, 57 at 100k) is
 # shared evenly instead: its runs are small beside what every process holds anyway (~65 MB),
 # and both cores stay busy to the batch's end.
 BUILDER_SHARE = 1.2
@@ -1165,14 +1171,14 @@ def _newest_first(rels: list[str], scan: dict[str, list[int]]) -> list[str]:
 
 def _batch_ends(rels: list[str], scan: dict[str, list[int]], procs: int) -> list[int]:
     """Where each batch of a build of `rels` (in their order) by `procs` processes ends:
-    batches of about the same work (a note's size plus NOTE_BYTES), BUILD_BATCHES of them,
-    more where a batch's work would pass BUILD_BATCH_WORK, at most as many as keep the
-    build's segments within MAX_LARGE_SEGMENTS, and no more than batches of BUILD_BATCH_MIN
-    notes would make (cut as `_runs` cuts)."""
+    batches of about the same work (a note's size plus NOTE_BYTES), BUILD_BATCHES of them
+    or fewer where batches of BUILD_BATCH_MIN notes make fewer, more where a batch's work
+    would pass BUILD_BATCH_WORK (whatever its notes), at most as many as keep the build's
+    segments within MAX_LARGE_SEGMENTS (cut as `_runs` cuts)."""
     total = _work(rels, scan)
     most = max(BUILD_BATCHES, MAX_LARGE_SEGMENTS // max(1, procs))
-    count = min(max(BUILD_BATCHES, -(-total // BUILD_BATCH_WORK)), most,
-                max(1, len(rels) // BUILD_BATCH_MIN))
+    count = max(1, min(max(-(-total // BUILD_BATCH_WORK),
+                           min(BUILD_BATCHES, len(rels) // BUILD_BATCH_MIN)), most))
     return list(itertools.accumulate(len(run) for run in _runs(rels, scan, count)))
 
 

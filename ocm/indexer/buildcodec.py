@@ -9,11 +9,14 @@ read per posting). That loop was the largest single cost of building the index.
 and makes each term's blocks, term info and terms row itself (the bytes
 ``W3PostingsWriter`` and ``OrderedHashWriter`` would write, with none of their calls a
 posting, a block or a term; the terms file's hash tables a run of bytes each). The
-blocks, term infos and files are exactly what ``W3Codec`` writes
-(``tests/test_buildcodec.py`` and ``test_buildwriter.py`` compare the bytes), and the
-segments record a plain ``W3Codec``, so readers never see this module: it only exists
-while writing. One file is added per segment: its postings as the scorer's arrays,
-written from the ids and weights the blocks are made of (``savedpostings.py``).
+blocks, term infos and files are what ``W3Codec`` writes but for the zlib streams of the
+compressed blocks (`_compressed`: a smaller window and memory level, so also the blocks'
+lengths and the term infos' extents); with ``zlib.compress`` instead they are the same
+bytes (``tests/test_buildcodec.py`` and ``test_buildwriter.py`` compare the bytes so, and
+with the writer's own compression what Whoosh's reader decodes). The segments record a
+plain ``W3Codec``, so readers never see this module: it only exists while writing. One
+file is added per segment: its postings as the scorer's arrays, written from the ids and
+weights the blocks are made of (``savedpostings.py``).
 
 Written against whoosh3 3.54.0's ``W3FieldWriter``, ``W3PostingsWriter`` and
 ``OrderedHashWriter`` internals (the pinned version); the tests above fail if an upgrade

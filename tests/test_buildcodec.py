@@ -1,12 +1,8 @@
-"""BuildCodec must write the files W3Codec writes, and segments readable as W3Codec: byte
-for byte when its blocks are compressed as Whoosh compresses them (`stock_zlib`); with its
-own compression (a small window, ``_compressed``) the postings and term infos they decode
-to are Whoosh's and every other file is Whoosh's byte for byte."""
+"""BuildCodec must write the very files W3Codec writes, and segments readable as W3Codec."""
 
 from __future__ import annotations
 
 import random
-import zlib
 from pathlib import Path
 
 import pytest
@@ -21,13 +17,6 @@ from ocm.indexer.schema import build_schema
 WORDS = ["alpha", "beta", "gamma", "delta", "embedding_server.py", "src/api/client.py",
          "RateLimiter", "retry", "timeout", "cache", "postgres", "the", "of", "C++", "utf-8",
          "x86_64"]
-
-
-@pytest.fixture
-def stock_zlib(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks compressed by ``zlib.compress``, as Whoosh's writer compresses them: the
-    files are then Whoosh's byte for byte."""
-    monkeypatch.setattr(buildcodec, "_compressed", zlib.compress)
 
 
 def _docs(count: int, seed: int = 3) -> list[dict]:
@@ -57,7 +46,7 @@ def _build(folder: Path, codec, docs: list[dict]) -> dict[str, bytes]:
 
 # 300 documents put some terms over the 128-posting block limit (several blocks).
 @pytest.mark.parametrize("count", [1, 7, 300])
-def test_same_bytes_as_w3codec(tmp_path: Path, count: int, stock_zlib: None) -> None:
+def test_same_bytes_as_w3codec(tmp_path: Path, count: int) -> None:
     docs = _docs(count)
     stock = _build(tmp_path / "stock", W3Codec(), docs)
     bulk = _build(tmp_path / "bulk", BuildCodec(), docs)
@@ -72,55 +61,6 @@ def test_segments_name_the_stock_codec(tmp_path: Path) -> None:
     assert segments and all(type(s.codec()) is W3Codec for s in segments)
     with ix.searcher() as searcher:
         assert searcher.doc_count() == 20
-
-
-def decoded(folder: Path) -> dict:
-    """What an index's segment reads as through Whoosh: every term's info (bar where its
-    postings are) and postings (ids, weights, values), and its stored fields."""
-    found: dict = {}
-    with index.open_dir(str(folder)).reader() as reader:
-        for fieldname, term in reader.all_terms():
-            info = reader.term_info(fieldname, term)
-            matcher = reader.postings(fieldname, term)
-            postings = []
-            while matcher.is_active():
-                postings.append((matcher.id(), matcher.weight(), matcher.value()))
-                matcher.next()
-            found[fieldname, term] = ((info.weight(), info.doc_frequency(), info.min_length(),
-                                       info.max_length(), info.max_weight(), info.min_id(),
-                                       info.max_id()), postings)
-        found["stored"] = list(reader.all_stored_fields())
-    return found
-
-
-def test_compressed_blocks_read_as_w3codecs(tmp_path: Path) -> None:
-    """With the writer's own compression the postings file's bytes differ from Whoosh's
-    (its blocks' zlib streams), and so do the terms file's extents; every other file is
-    the same, and Whoosh's reader finds the very terms, term infos and postings."""
-    docs = _docs(300)
-    stock = _build(tmp_path / "stock", W3Codec(), docs)
-    bulk = _build(tmp_path / "bulk", BuildCodec(), docs)
-    assert bulk["pst"] != stock["pst"]
-    assert {k: v for k, v in bulk.items() if k not in ("pst", "trm")} == \
-        {k: v for k, v in stock.items() if k not in ("pst", "trm")}
-    stock_read = decoded(tmp_path / "stock")
-    assert len(stock_read) > 1000
-    assert decoded(tmp_path / "bulk") == stock_read
-
-
-@pytest.mark.parametrize("size", [80, 81, 249, 250, 251, 700, 763, 2000, 40_000])
-def test_compressed_is_zlib(size: int) -> None:
-    """A block's data compressed with the smallest window that holds it (its header says
-    so): plain zlib, about as long as ``zlib.compress``'s."""
-    rng = random.Random(size)
-    data = bytes(rng.choice(b"abcdefgh\x00\x01") for _ in range(size))
-    # (2**wbits - 262 bytes back are within reach; zlib's windows are 2**9..2**15)
-    wbits = next(bits for bits in range(9, 16) if (1 << bits) - 262 >= size or bits == 15)
-    for level in (1, 3, 9):
-        made = buildcodec._compressed(data, level)
-        assert zlib.decompress(made) == data
-        assert 8 + (made[0] >> 4) == wbits
-        assert len(made) <= 1.05 * len(zlib.compress(data, level)) + 16
 
 
 def _term_files(terms: list, lengths: object = None) -> dict[str, bytes]:

@@ -1,5 +1,4 @@
-"""A rebuild's BuildWriter writes the very files Whoosh's SegmentWriter writes (byte for
-byte with Whoosh's block compression, `stock_zlib`; read the same with its own)."""
+"""A rebuild's BuildWriter writes the very files Whoosh's SegmentWriter writes."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from ocm.indexer.buildcodec import BuildCodec
 from ocm.indexer.buildwriter import BuildWriter
 from ocm.indexer.schema import build_schema
 
-from .test_buildcodec import _docs, decoded, stock_zlib  # noqa: F401 (stock_zlib: a fixture)
+from .test_buildcodec import _docs
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -44,7 +43,6 @@ def _built(folder: Path, docs: list[dict]) -> dict[str, bytes]:
 
 # 300 documents put some terms over the 128-posting block limit (several blocks).
 @pytest.mark.parametrize("count", [1, 7, 300])
-@pytest.mark.usefixtures("stock_zlib")
 def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
     docs = _docs(count)
     stock = _stock(tmp_path / "stock", docs)
@@ -52,7 +50,6 @@ def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
     assert _built(tmp_path / "build", docs) == stock
 
 
-@pytest.mark.usefixtures("stock_zlib")
 def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The runs of terms taken out of the sorted postings together change no byte at
@@ -86,7 +83,6 @@ def test_refuses_fields_it_cannot_index(tmp_path: Path) -> None:
         BuildWriter(ix)
 
 
-@pytest.mark.usefixtures("stock_zlib")
 def test_same_bytes_at_block_bounds(tmp_path: Path) -> None:
     """Terms with exactly one and two full blocks of postings (the last block's length is
     written negative), one over, and a term whose postings all weigh the same: the blocks,
@@ -102,7 +98,6 @@ def test_same_bytes_at_block_bounds(tmp_path: Path) -> None:
             == [256, 128, 86]
 
 
-@pytest.mark.usefixtures("stock_zlib")
 def test_terms_file_hash_tables_match_whooshs(tmp_path: Path) -> None:
     """Many terms (buckets with collisions in their open-addressed tables): the terms file,
     its hash tables and directory included, byte for byte, and every term found."""
@@ -112,18 +107,6 @@ def test_terms_file_hash_tables_match_whooshs(tmp_path: Path) -> None:
     with index.open_dir(str(tmp_path / "build")).searcher() as searcher:
         assert all(searcher.document_number(body=f"w{i}x{j}") == i
                    for i in range(60) for j in (0, 39))
-
-
-def test_built_blocks_read_as_segment_writers(tmp_path: Path) -> None:
-    """With the writer's own block compression: the length and other columns byte for
-    byte, and the terms, term infos, postings and stored fields as Whoosh's reader finds
-    them in SegmentWriter's segment."""
-    docs = _docs(300)
-    stock, built = _stock(tmp_path / "stock", docs), _built(tmp_path / "build", docs)
-    assert built["pst"] != stock["pst"]
-    assert {k: v for k, v in built.items() if k not in ("pst", "trm")} == \
-        {k: v for k, v in stock.items() if k not in ("pst", "trm")}
-    assert decoded(tmp_path / "build") == decoded(tmp_path / "stock")
 
 
 def test_build_codec_never_inlines_postings() -> None:

@@ -68,27 +68,9 @@ _PROTO2 = b"\x80\x02"
 _INFO_BEFORE_ID = _PROTO2 + b"(K\x01"
 _ID0 = b"K\x00"  # (docnum 0, as the pieces are made)
 _TWO_IDS = struct.Struct("!II")
-# zlib's memory level for a block's compression (256-entry hash, 512-symbol buffer: the
-# state is small enough that setting it up is not most of compressing a short block).
-_MEM_LEVEL = 3
 # Whoosh's length byte of a field length, kept per length: the lengths a segment's field
 # writer meets are those its length columns decode to, at most 256 of them.
 _length_byte = functools.cache(length_to_byte)
-
-
-def _compressed(data: bytes, level: int) -> bytes:
-    """A block's data as zlib compresses it, with a window just large enough to hold
-    all of it (2**wbits - 262 bytes reach back: no match of the whole block is out of
-    reach) and a small memory level. ``zlib.compress`` sets up (and clears) a 32 KB window
-    and a 64 KB hash table for every block, most of the cost of compressing the ~100-2,000
-    bytes of a block. The stream is plain zlib (Whoosh's reader calls ``zlib.decompress``);
-    it differs from ``zlib.compress``'s in its header's window size and, for some blocks, in
-    the matches the smaller hash table finds."""
-    wbits = 9
-    while (1 << wbits) - 262 < len(data) and wbits < 15:
-        wbits += 1
-    compressor = zlib.compressobj(level, zlib.DEFLATED, wbits, _MEM_LEVEL)
-    return compressor.compress(data) + compressor.flush()
 
 
 def _pickled_id(docnum: int) -> bytes:
@@ -295,7 +277,7 @@ class BulkFieldWriter(W3FieldWriter):
                            _mini_values(self._fixed_size, values)), 2)
         comp = self._codec._compression if len(databytes) >= COMPRESSION_MIN_SIZE else 0
         if comp:
-            databytes = _compressed(databytes, comp)
+            databytes = zlib.compress(databytes, comp)
         infobytes = dumps((len(ids), ids[-1], block_max, comp, _length_byte(block_min),
                            _length_byte(block_maxlen)), 2)
         return (infobytes, databytes, sum(block_weights), block_max, block_min,

@@ -91,10 +91,7 @@ class SavedPostingsWriter:
         # Unsigned as a rebuild's writer files its doc numbers (ocm/indexer/buildwriter.py),
         # so its arrays extend this one as they are; saved as int32 (numbers < 2**31).
         self._ids = array("I")
-        # As Whoosh's writer has them (float64: a rebuild's writer hands each term's as a
-        # slice of an array("d"), extending this one without a conversion a posting);
-        # saved as float32.
-        self._weights = array("d")
+        self._weights = array("f")
 
     def add(self, key: bytes, docnums: Sequence[int], weights: Sequence[float]) -> None:
         """A term's postings; `key` is its `term_key` (the caller makes a field's prefix
@@ -131,7 +128,7 @@ class SavedPostingsWriter:
                        order.astype("<i4", copy=False), starts.astype("<i8", copy=False),
                        key_starts.astype("<i8", copy=False)),
                       _side_by_side(starts, np.frombuffer(self._ids, dtype=np.uint32),
-                                    np.frombuffer(self._weights, dtype=np.float64)))
+                                    np.frombuffer(self._weights, dtype=np.uint32)))
         name = segment.make_filename("." + EXT)
         final = os.path.join(folder, name)
         fd, temporary = open_new(Path(folder), name, prefix=".")  # never a planted link
@@ -151,9 +148,8 @@ class SavedPostingsWriter:
 
 def _side_by_side(starts: np.ndarray, ids: np.ndarray,
                   weights: np.ndarray) -> Iterator[np.ndarray]:
-    """Each term's ids, then its weights (as float32: their bits), as little-endian uint32
-    runs of at most about _PAIRED_AT_ONCE postings (the weights made float32 a run at a
-    time, not copied whole). The posting at `j` of the term `t`
+    """Each term's ids, then its weights (their float32 bits), as little-endian uint32
+    runs of at most about _PAIRED_AT_ONCE postings. The posting at `j` of the term `t`
     (starts[t] <= j < starts[t + 1]) has its id at word j + starts[t] and its weight at
     word j + starts[t + 1] of the whole."""
     import numpy as np
@@ -170,7 +166,7 @@ def _side_by_side(starts: np.ndarray, ids: np.ndarray,
         run = np.empty(2 * (end - begin), dtype="<u4")
         run[at] = ids[begin:end]
         at += np.repeat(counts, counts)
-        run[at] = weights[begin:end].astype(np.float32).view(np.uint32)
+        run[at] = weights[begin:end]
         yield run
         first = last
 

@@ -85,10 +85,11 @@ BUILDING = "building"
 # process a batch): at most MAX_LARGE_SEGMENTS, which an incremental commit would otherwise
 # start merging. Each batch costs wall: a core idles while the builder commits and forks
 # the next batch's sub-writers, and at each batch's end while the process whose run took
-# longer finishes (±0.5 CPU-s at 10k, either way): a 10k build (~17 s, 34 MB of work) is
-# one batch (its peak ~310 MB PSS, below that of the 100k build's batches).
+# longer finishes (±0.5 CPU-s at 10k, either way). A 10k build is still two batches: as one
+# (BUILD_BATCH_MIN 10,000) it was ~1 CPU-s shorter, but its two larger segments made the
+# first searches after 10 notes changed ~50 ms slower (bench/peers.py, docs/decisions.md).
 BUILD_BATCHES = 4
-BUILD_BATCH_MIN = 10000
+BUILD_BATCH_MIN = 5000
 BUILD_BATCH_WORK = 48 << 20
 # A build of fewer notes than this is done whole even by a sync with a time budget.
 BUDGET_MIN_NOTES = 1000
@@ -105,7 +106,7 @@ NOTE_BYTES = 1000
 # runs of the same work peak together; a shorter sub-writer's ends first, and its process
 # with all it held is gone before the builder's peaks. That costs time: the sub-writer's core
 # idles from its run's end to the builder's (a sixth of each batch's reading at 10k). A batch
-# of at most BUILD_BATCH_WORK (bench vaults: 34 MB at 10k notes, 43 at 50k, 57 at 100k) is
+# of at most BUILD_BATCH_WORK (bench vaults: 17 MB at 10k notes, 43 at 50k, 57 at 100k) is
 # shared evenly instead: its runs are small beside what every process holds anyway (~65 MB),
 # and both cores stay busy to the batch's end.
 BUILDER_SHARE = 1.2

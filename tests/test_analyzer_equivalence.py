@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ocm.indexer.analysis import (
     _LEVELS,
     _TOKENS,
     _WORDS,
+    TOKEN_PATTERN,
     CodeAnalyzer,
     CountedFrequency,
     _expand,
@@ -88,6 +90,25 @@ def _real_texts() -> list[str]:
 @pytest.mark.parametrize("text", _real_texts() or ["no corpus"])
 def test_fused_analyzer_matches_chain_on_real_text(text: str) -> None:
     _assert_same(text)
+
+
+# TOKEN_PATTERN without its possessive quantifiers: what it must match, span for span.
+PLAIN_TOKEN = re.compile(r"\w+(?:[./\\:\-]+\w+)*(?:\+\+|#(?!\w))?")
+SEPARATED = st.lists(st.sampled_from(["a", "Zé", "9", "_", ".", "/", "\\", ":", "-", "+", "#",
+                                      "++", "..", " ", "\n", "日"]), max_size=30).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(text_strategy, SEPARATED))
+def test_possessive_token_pattern_matches_the_plain_one(text: str) -> None:
+    spans = [m.span() for m in re.finditer(TOKEN_PATTERN, text)]
+    assert spans == [m.span() for m in PLAIN_TOKEN.finditer(text)]
+
+
+@pytest.mark.parametrize("text", ["a..b", "a.b.", "a.-b", "a:", "x::y::", "c++", "c#", "c#d",
+                                  "a/b/", "f.o.o#", "a-+", "a.+", "a++b", "é.日-9"])
+def test_possessive_token_pattern_on_separator_edges(text: str) -> None:
+    assert _TOKENS.findall(text) == PLAIN_TOKEN.findall(text)
 
 
 def test_memo_survives_pickling_and_eviction(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,8 +48,11 @@ __all__ = [
 # kebab-case, `a::b`), optionally ending in `++` or `#` (c++, g++, c#, f#).
 # `#` only counts as a suffix when no word follows, so `#1234` and `issue#12`
 # still yield the bare number. Separators and `\w` are disjoint, which keeps
-# the repetition free of catastrophic backtracking.
-TOKEN_PATTERN = r"\w+(?:[./\\:\-]+\w+)*(?:\+\+|#(?!\w))?"
+# the repetition free of catastrophic backtracking, and makes its quantifiers possessive
+# (`++`, `*+`) without changing a match: nothing a run gave up could let what follows
+# match (tests/test_analyzer_equivalence.py compares it with the plain form). `re` then
+# keeps no backtracking state a character: `findall` ~15 % faster on notes.
+TOKEN_PATTERN = r"\w++(?:[./\\:\-]++\w++)*+(?:\+\+|#(?!\w))?"
 
 # Deliberately small: on natural-language questions BM25 already discounts
 # frequent words, and a long list starts eating code tokens. Two-letter code

@@ -181,8 +181,8 @@ def test_a_sketch_is_its_words_and_is_made_once(project: Project, keyword_only: 
 def test_a_scorer_replaced_after_a_commit_is_freed_without_the_cycle_collector(
         project: Project, keyword_only: None) -> None:
     """Its candidates' values refer back to it (their chunk sources): kept, they made it and
-    the ~35k objects of a warm process's candidates garbage for Python's full collection
-    (~100 ms, in whichever search after a commit it fell: bench/peers.py's
+    a warm process's candidates (~46k objects) garbage for Python's full collection, whose cost
+    it doubled in whichever search after a commit it fell (bench/peers.py's
     `incremental_10_ms`). A candidate made before the commit still reads its chunks."""
     import gc
     import weakref

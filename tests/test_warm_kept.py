@@ -176,3 +176,38 @@ def test_a_sketch_is_its_words_and_is_made_once(project: Project, keyword_only: 
         assert two.sketch is one.sketch  # the same note's sketch: one set
     hits_module._sketch_words.cache_clear()
     assert first[0].sketch == frozenset(str(again[0].meta.get("sketch") or "").split())
+
+
+def test_a_scorer_replaced_after_a_commit_is_freed_without_the_cycle_collector(
+        project: Project, keyword_only: None) -> None:
+    """Its candidates' values refer back to it (their chunk sources): kept, they made it and
+    a warm process's candidates (~46k objects) garbage for Python's full collection, whose cost
+    it doubled in whichever search after a commit it fell (bench/peers.py's
+    `incremental_10_ms`). A candidate made before the commit still reads its chunks."""
+    import gc
+    import weakref
+
+    from ocm.indexer import search
+    from ocm.indexer.hits import Filters
+
+    _remember_three(project)
+    assert project.search("webhook payload retries signed")
+    index = project.index_for(project.vault)
+    scorer = index.scorer()
+    assert scorer.hit_values  # the search made its candidates' values
+    kept = search.candidates(index, "webhook payload retries signed", (), Filters())[0]
+    gone = weakref.ref(scorer)
+    del scorer
+    gc.collect()
+    gc.disable()
+    try:
+        project.remember("Webhook signatures are checked with the shared secret.", "decision",
+                         title="Webhook signatures")  # a commit: a new searcher
+        assert project.search("webhook payload retries signed")
+        assert gone() is not None  # the candidate kept above still holds its scorer
+        assert gone() is not index.scorer()
+        assert kept.chunks and kept.chunks[0][5]  # read through the replaced scorer
+        del kept
+        assert gone() is None
+    finally:
+        gc.enable()

@@ -86,8 +86,12 @@ BUILDING = "building"
 # start merging. Each batch costs wall: a core idles while the builder commits and forks
 # the next batch's sub-writers, and at each batch's end while the process whose run took
 # longer finishes (±0.5 CPU-s at 10k, either way). A 10k build is still two batches: as one
-# (BUILD_BATCH_MIN 10,000) it was ~1 CPU-s shorter, but its two larger segments made the
-# first searches after 10 notes changed ~50 ms slower (bench/peers.py, docs/decisions.md).
+# (BUILD_BATCH_MIN 10,000) it was ~1 CPU-s shorter, but bench/peers.py's search after 10
+# notes changed (the median of 5 rounds, two of them slow by design) came out ~30 ms CPU
+# slower: not from the larger segments (the other rounds cost the same) but from Python's
+# full garbage collection (~40-70 ms over a warm process's ~70-90k objects), which the
+# 4-segment index's first round happens to trigger and the 2-segment one's fourth
+# (docs/decisions.md, branch batch10).
 BUILD_BATCHES = 4
 BUILD_BATCH_MIN = 5000
 BUILD_BATCH_WORK = 48 << 20
@@ -309,6 +313,8 @@ class NoteIndex:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+        if self._scorer is not None:
+            self._scorer.retire()
         self._scorer = None
         self._ix = None
 
@@ -1030,6 +1036,8 @@ class NoteIndex:
         searcher = self.searcher()
         old = self._scorer
         if old is None or old.searcher is not searcher:
+            if old is not None:
+                old.retire()
             self._scorer = PostingScorer(searcher, BM25_K1, BM25_B, searcher.cache)
         return self._scorer
 

@@ -483,7 +483,11 @@ def test_a_tail_is_taken_where_both_processes_then_end_together() -> None:
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1300, 2000, 0.6)) < cut
     # The other is nearly done, or faster: nothing taken.
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1990, 2000, 0.99)) == 2000
-    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1000 + STEAL_MIN_NOTES, 1000 + 2 * STEAL_MIN_NOTES, 0.01)) == 1000 + 2 * STEAL_MIN_NOTES
+    # 181 notes left: the balance would take ~30 of them, fewer than STEAL_MIN_NOTES.
+    left = 181
+    assert 0 < (left * 0.001 - EXTRA_SEGMENT_S) / (2 * 0.001 * (1 + WRITE_SHARE)) < (
+        STEAL_MIN_NOTES)
+    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 2000 - left, 2000, 0.819)) == 2000
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1000, 2000, 0.0)) == 2000
 
 

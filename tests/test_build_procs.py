@@ -469,15 +469,21 @@ def test_a_tail_is_taken_where_both_processes_then_end_together() -> None:
     """`_tail_cut` by measured rates: the thief takes part of the other's unread notes
     where that one would end later; nothing where it is faster, or where the tail is short
     of STEAL_MIN_NOTES."""
-    from ocm.indexer.index import EXTRA_SEGMENT_S, STEAL_MIN_NOTES, WRITE_SHARE, _tail_cut
+    from ocm.indexer.index import (
+        EXTRA_SEGMENT_S,
+        STEAL_MIN_NOTES,
+        TAIL_COST,
+        WRITE_SHARE,
+        _tail_cut,
+    )
 
     work = list(range(0, 4001, 1))  # a unit of work a note
     # Both read a unit in 1 ms; the thief read its 1,000 notes, the other 600 of its 1,000
-    # (400 left): each then writes its own (the same), the thief also the tail, so it takes
-    # a bit under half of the 400 (what a segment more costs: EXTRA_SEGMENT_S).
+    # (400 left): each then writes its own (the same), the thief also reads (TAIL_COST
+    # times slower) and writes the tail, so it takes under half of the 400.
     cut = _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1600, 2000, 0.6))
     taken = 2000 - cut
-    expected = (400 * 0.001 - EXTRA_SEGMENT_S) / (2 * 0.001 * (1 + WRITE_SHARE))
+    expected = (400 * 0.001 - EXTRA_SEGMENT_S) / (0.001 * (1 + TAIL_COST + 2 * WRITE_SHARE))
     assert abs(taken - expected) <= 1 and 0 < taken < 200
     # The other reads twice as slowly: more of its tail.
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1300, 2000, 0.6)) < cut
@@ -485,8 +491,8 @@ def test_a_tail_is_taken_where_both_processes_then_end_together() -> None:
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1990, 2000, 0.99)) == 2000
     # 181 notes left: the balance would take ~30 of them, fewer than STEAL_MIN_NOTES.
     left = 181
-    assert 0 < (left * 0.001 - EXTRA_SEGMENT_S) / (2 * 0.001 * (1 + WRITE_SHARE)) < (
-        STEAL_MIN_NOTES)
+    assert 0 < (left * 0.001 - EXTRA_SEGMENT_S) / (
+        0.001 * (1 + TAIL_COST + 2 * WRITE_SHARE)) < STEAL_MIN_NOTES
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 2000 - left, 2000, 0.819)) == 2000
     assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1000, 2000, 0.0)) == 2000
 

@@ -1310,8 +1310,9 @@ def _tail_cut(work: list[int], mine: RunState, theirs: RunState) -> int:
     rates so far (seconds a unit of work, measured: one may be slower, whatever the cost
     model `_runs` cut them by got wrong), each process then writing its segment
     (WRITE_SHARE of its reading), the thief also reading and writing the tail (TAIL_COST,
-    EXTRA_SEGMENT_S); that run's end when the tail is not worth it (fewer than STEAL_MIN_NOTES notes). `work[i]`: the work
-    of the batch's first `i` notes (a note's size plus NOTE_BYTES)."""
+    EXTRA_SEGMENT_S); that run's end when the tail is not worth it (fewer than
+    STEAL_MIN_NOTES notes). `work[i]`: the work of the batch's first `i` notes (a note's
+    size plus NOTE_BYTES)."""
     start, _, end, elapsed = mine
     first, after, last, their_elapsed = theirs
     done, read = work[after] - work[first], work[end] - work[start]

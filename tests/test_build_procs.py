@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import signal
 import sys
 import time
 from datetime import datetime
@@ -66,42 +65,10 @@ def _rebuild(project: Project, procs: int) -> tuple:
     return report, calls, segments, stored, hits, vectors
 
 
-def _slow_sub_writers(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    """Forked sub-writers read each note `seconds` slower than the builder."""
-    builder = os.getpid()
-    fields = NoteIndex._fields
-
-    def slowly(self: NoteIndex, rel: str) -> tuple:
-        if os.getpid() != builder:
-            time.sleep(seconds)
-        return fields(self, rel)
-
-    monkeypatch.setattr(NoteIndex, "_fields", slowly)
-
-
-@pytest.mark.parametrize("steal", [False, True])
-def test_two_processes_index_what_one_does(project: Project, monkeypatch: pytest.MonkeyPatch,
-                                           steal: bool) -> None:
-    """`steal`: the sub-writer reads slower, and the builder, its own run read, takes the
-    second half of what the sub-writer has not read yet (one more segment of its own); the
-    index is still the one one process builds. Without: no tail is taken (however the two
-    processes' runs go on this machine)."""
-    from ocm.indexer import index as index_module
-
+def test_two_processes_index_what_one_does(project: Project,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     broken = _fill(project)
     one = _rebuild(project, 1)
-    taken: list[tuple[int, int]] = []
-    if steal:
-        _slow_sub_writers(monkeypatch, 0.01)
-
-        def halves(work: list[int], mine: tuple, theirs: tuple) -> int:
-            cut = (theirs[1] + theirs[2]) // 2
-            taken.append((cut, theirs[2]))
-            return cut
-
-        monkeypatch.setattr(index_module, "_tail_cut", halves)
-    else:
-        monkeypatch.setattr(index_module, "STEAL_MIN_NOTES", NOTES * 2)
     # The writers embed the notes they read: the vectors' sync after the build reads no
     # note again.
     read_again: list[str] = []
@@ -112,10 +79,7 @@ def test_two_processes_index_what_one_does(project: Project, monkeypatch: pytest
     assert read_again == []
     # Bit for bit the rows one process makes, for every note (the broken one has none).
     assert two[5] == one[5] and len(one[5]) == NOTES + 1
-    # One segment, then one per process and one for the tail taken.
-    assert (one[2], two[2]) == (1, 3 if steal else 2)
-    if steal:  # the tail's notes: in the sub-writer's run, after its first notes
-        assert len(taken) == 1 and NOTES // 2 < taken[0][0] < taken[0][1] == NOTES + 2
+    assert (one[2], two[2]) == (1, 2)  # one segment, then one per process
     assert two[0].added == one[0].added == NOTES + 1
     assert list(two[0].broken) == list(one[0].broken) == [broken]
     assert two[3] == one[3]  # the same documents, in the same order
@@ -350,151 +314,6 @@ def test_batches_keep_to_a_work_budget_and_a_cap_of_segments(
     assert _batch_ends([], {}, 2) == [0]
 
 
-def test_each_note_is_claimed_once_by_one_of_the_processes_sharing_the_runs() -> None:
-    """Real forks on SharedRuns: a slow process claims its run while the other reads its
-    own and takes the tail of the slow one's; every note is read once, by one of them,
-    each process's notes in order; a second steal finds none left."""
-    from ocm.indexer.subwriters import SharedRuns
-
-    notes = [f"n{i:03d}" for i in range(200)]
-    shared = SharedRuns([(0, 100), (100, 200)], steals=1)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the slow one
-        os.close(read)
-        claimed = []
-        for note in shared.claimed(1, notes):
-            claimed.append(note)
-            time.sleep(0.005)
-        os.write(write, " ".join(claimed).encode())
-        os._exit(0)
-    os.close(write)
-    mine = list(shared.claimed(0, notes))
-    time.sleep(0.05)  # (the other has begun)
-    states: list[tuple] = []
-
-    def half(me: tuple, them: tuple) -> int:
-        states.append((me, them))
-        return (them[1] + them[2]) // 2
-
-    first, end = shared.steal(0, half) or (0, 0)
-    assert shared.steal(0, half) is None and shared.steal(1, half) is None  # one steal in all
-    tail = notes[first:end]
-    with os.fdopen(read, "rb") as pipe:
-        theirs = pipe.read().decode().split()
-    os.waitpid(pid, 0)
-    shared.close()
-    assert mine == notes[:100]
-    assert end == 200 and 100 < first < 200 and theirs == notes[100:first]
-    assert sorted(mine + theirs + tail) == notes and len(mine + theirs + tail) == 200
-    (me, them), = states
-    assert me[:3] == (0, 100, 100) and me[3] > 0  # (first, next, end, seconds read)
-    assert them[0] == 100 and them[2] == 200 and them[3] > 0
-
-
-def test_a_process_killed_holding_the_shared_runs_lock_leaves_it_free() -> None:
-    """The runs' lock is a POSIX record lock: a process killed (-9) while it holds it (in
-    the middle of a steal) leaves it to the others, which go on claiming."""
-    from ocm.indexer.subwriters import SharedRuns
-
-    shared = SharedRuns([(0, 10), (10, 20)], steals=1)
-    assert shared.claim(0) == 0  # (a run begun: one to take from)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        def stuck(me: tuple, them: tuple) -> int:
-            os.write(write, b"in")
-            time.sleep(60)
-            return them[2]
-
-        shared.claim(1)
-        shared.steal(1, stuck)
-        os._exit(0)
-    os.close(write)
-    try:
-        assert os.read(read, 2) == b"in"  # the child holds the lock
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        signal.alarm(20)  # (a lock left held would hang here)
-        assert [shared.claim(0) for _ in range(10)] == [*range(1, 10), None]
-        assert shared.claim(1) == 11
-    finally:
-        signal.alarm(0)
-        os.close(read)
-        shared.close()
-
-
-def test_a_sub_writer_killed_reading_the_tail_it_took_fails_the_build_and_the_next_resumes(
-        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The builder reads slower; the sub-writer takes its tail and is killed (-9) while it
-    reads it: the build fails as with any sub-writer's death, no child is left, and the
-    next rebuild indexes every note once."""
-    from ocm.indexer import index as index_module
-
-    _fill(project)
-    builder = os.getpid()
-    fields = NoteIndex._fields
-    monkeypatch.setattr(index_module, "_tail_cut",
-                        lambda work, mine, theirs: (theirs[1] + theirs[2]) // 2)
-    index_tail = NoteIndex._index_tail
-
-    def killed(self: NoteIndex, *args, **kwargs) -> object:
-        if os.getpid() != builder:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return index_tail(self, *args, **kwargs)
-
-    def slowly(self: NoteIndex, rel: str) -> tuple:
-        if os.getpid() == builder:
-            time.sleep(0.01)
-        return fields(self, rel)
-
-    monkeypatch.setattr(NoteIndex, "_fields", slowly)
-    monkeypatch.setattr(NoteIndex, "_index_tail", killed)
-    monkeypatch.setenv("OCM_DEBUG", "1")  # the error itself, not the repair by a rebuild
-    with pytest.raises(Exception, match="sub-writer died"):
-        project.rebuild_index(procs=2)
-    assert not _children()
-    monkeypatch.undo()
-    report = project.rebuild_index(procs=2)
-    assert report.added == NOTES + 1
-    ix = index.open_dir(str(project.vault.index_dir))
-    with ix.searcher() as searcher:
-        paths = [s["path"] for s in searcher.reader().all_stored_fields()]
-    assert len(paths) == len(set(paths)) == NOTES + 1 and paths == sorted(paths)
-
-
-def test_a_tail_is_taken_where_both_processes_then_end_together() -> None:
-    """`_tail_cut` by measured rates: the thief takes part of the other's unread notes
-    where that one would end later; nothing where it is faster, or where the tail is short
-    of STEAL_MIN_NOTES."""
-    from ocm.indexer.index import (
-        EXTRA_SEGMENT_S,
-        STEAL_MIN_NOTES,
-        TAIL_COST,
-        WRITE_SHARE,
-        _tail_cut,
-    )
-
-    work = list(range(0, 4001, 1))  # a unit of work a note
-    # Both read a unit in 1 ms; the thief read its 1,000 notes, the other 600 of its 1,000
-    # (400 left): each then writes its own (the same), the thief also reads (TAIL_COST
-    # times slower) and writes the tail, so it takes under half of the 400.
-    cut = _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1600, 2000, 0.6))
-    taken = 2000 - cut
-    expected = (400 * 0.001 - EXTRA_SEGMENT_S) / (0.001 * (1 + TAIL_COST + 2 * WRITE_SHARE))
-    assert abs(taken - expected) <= 1 and 0 < taken < 200
-    # The other reads twice as slowly: more of its tail.
-    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1300, 2000, 0.6)) < cut
-    # The other is nearly done, or faster: nothing taken.
-    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1990, 2000, 0.99)) == 2000
-    # 181 notes left: the balance would take ~30 of them, fewer than STEAL_MIN_NOTES.
-    left = 181
-    assert 0 < (left * 0.001 - EXTRA_SEGMENT_S) / (
-        0.001 * (1 + TAIL_COST + 2 * WRITE_SHARE)) < STEAL_MIN_NOTES
-    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 2000 - left, 2000, 0.819)) == 2000
-    assert _tail_cut(work, (0, 1000, 1000, 1.0), (1000, 1000, 2000, 0.0)) == 2000
-
-
 def _children() -> list[str]:
     """This process's live (not zombie) children."""
     found = []
@@ -568,9 +387,6 @@ def test_a_sub_writer_with_the_shorter_run_ends_before_the_builder_has_read_its_
     _fill(project)
     monkeypatch.setattr(index_module, "BUILD_BATCHES", 1)
     monkeypatch.setattr(index_module, "_builder_share", lambda rels, scan: 1.5)
-    # No room for a tail taken (as in a 100k build, its batches' segments at the cap): the
-    # sub-writer would otherwise take the slower builder's.
-    monkeypatch.setattr(index_module, "MAX_LARGE_SEGMENTS", 2)
     builder = os.getpid()
     fields = NoteIndex._fields
 

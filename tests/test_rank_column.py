@@ -66,8 +66,6 @@ def _results(project: Project) -> list[list[tuple]]:
 def test_every_segment_writer_writes_the_rows(project: Project,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     _fill(project)
-    # (no tail of a run taken by the other process: one segment each, whatever the load)
-    monkeypatch.setattr(index_module, "STEAL_MIN_NOTES", 10 * NOTES)
     project.rebuild_index(procs=2)  # the parent's BuildWriter and a forked sub-writer's
     built = _segments(project)
     assert len(built) == 2 and all(same for _, same in built)

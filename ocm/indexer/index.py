@@ -10,7 +10,6 @@ another schema version, it is rebuilt from the notes.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import functools
 import gc
@@ -20,7 +19,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,6 @@ if TYPE_CHECKING:
 
     from .buildwriter import BuildWriter
     from .embed import Embedder
-    from .subwriters import RunState
     from .vectors import Embedded, EmbedText, VectorStore
 
 INDEX_LOCK = "index"
@@ -112,22 +110,6 @@ NOTE_BYTES = 1000
 # shared evenly instead: its runs are small beside what every process holds anyway (~65 MB),
 # and both cores stay busy to the batch's end.
 BUILDER_SHARE = 1.2
-# A process of a batch that has read its run takes the unread tail of another's still
-# reading (SharedRuns.steal; `_tail_cut` says how much): runs cut before the fork by their
-# work (`_runs`) can still take longer than the cost model says (the load, the analyzer's
-# memos, the notes' mix), and a core then idled up to ~2 s a batch at 10k notes. The tail
-# is indexed as one more segment of the thief's, committed in path order (one process's
-# order of documents), at most as many more segments as MAX_LARGE_SEGMENTS leaves room for.
-# A segment's writing against the reading of its notes (CPU; 10k bench vault: 0.31-0.37 a
-# process a batch), and what one more segment costs beside its notes (a writer, its files,
-# the commit's share; seconds). A tail of fewer notes than STEAL_MIN_NOTES is left (a
-# segment more is searched by every query after).
-WRITE_SHARE = 0.35
-EXTRA_SEGMENT_S = 0.1
-# The reading of a tail taken against its own process's (its notes' kind, another's memo
-# of words: 10k bench vault, 2.9 ms a note against 2.3 in the process it came from).
-TAIL_COST = 1.25
-STEAL_MIN_NOTES = 50
 # A sub-writer reports progress every this many notes.
 TICK_NOTES = 50
 # The signature in a scan of a note that was listed but not looked at (`stat`) yet: a first
@@ -691,15 +673,7 @@ class NoteIndex:
                 def step_progress(step: int, _: int, offset: int = done) -> None:
                     assert progress is not None
                     progress(offset + step, len(rels))
-            # Tails taken (one more segment each) where the cap on segments leaves room
-            # for them beside each batch's one a process.
-            steals = 0
-            if deadline is None:
-                left = sum(1 for end in ends if end > done)
-                steals = max(0, MAX_LARGE_SEGMENTS - len(ix._read_toc().segments)  # type: ignore[attr-defined]
-                             - left * max(1, self.build_procs))
-            self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline,
-                        steals=steals)
+            self._build(ix, scan, batch, known, broken, report, step_progress, until=deadline)
             # (a note gone since the scan is neither: the next batch starts after it)
             done += len(batch) if deadline is None else len(known) + len(broken) - before
             # A batch's writers end in reference cycles (Whoosh's writer with its files and
@@ -748,7 +722,7 @@ class NoteIndex:
 
     def _build(self, ix: windex.Index, scan: dict[str, list[int]], changed: list[str],
                known: dict[str, list[int]], broken: dict[str, list], report: SyncReport,
-               progress: Progress | None, until: float | None = None, steals: int = 0) -> None:
+               progress: Progress | None, until: float | None = None) -> None:
         """Index every note of `changed` into the new, empty index `ix`. From a
         single-threaded process with `build_procs` > 1 (the CLI), the notes are cut into
         that many runs in path order, of about the same size in bytes (a session costs
@@ -759,12 +733,7 @@ class NoteIndex:
         one process reads the notes in order until it passes, and commits those. Without
         `until`, each process also embeds the notes it read (`_embedded`)."""
         from .analysis import code_analyzer
-        from .subwriters import (
-            SharedRuns,
-            SubWriter,
-            bind_forks_to_this_process,
-            give_back_free_memory,
-        )
+        from .subwriters import SubWriter, bind_forks_to_this_process, give_back_free_memory
 
         procs = max(1, self.build_procs) if len(changed) >= FORK_MIN_NOTES and (
             until is None) else 1
@@ -773,14 +742,7 @@ class NoteIndex:
             procs = 1  # forked children could outlive this process, or fork is unsafe
         runs = _runs(changed, scan, procs, _builder_share(changed, scan)) if procs > 1 else [
             changed]
-        firsts = [0, *itertools.accumulate(len(run) for run in runs)]
         model = self._build_embedder() if until is None else None
-        # The runs shared, so that the process that has read its own first takes the tail
-        # of another's (STEAL_MIN_NOTES): the notes' work, summed in their order, rates it.
-        shared = SharedRuns(list(itertools.pairwise(firsts)), min(steals, procs - 1)) if (
-            procs > 1 and steals > 0) else None
-        work = [0, *itertools.accumulate(scan[rel][1] + NOTE_BYTES for rel in changed)] if (
-            shared is not None) else []
 
         def ready_texts() -> dict[str, EmbedText] | _Embedding:  # (what embedded() takes)
             return {} if model is None else _Embedding(model, self.dir)
@@ -788,49 +750,22 @@ class NoteIndex:
         def embedded(ready: dict[str, EmbedText] | _Embedding) -> dict:  # -> rows, or texts
             return ready.rows() if isinstance(ready, _Embedding) else ready
 
-        def notes(run: int) -> Iterable[str]:  # the notes the process of `run` reads
-            return runs[run] if shared is None else shared.claimed(run, changed)
-
-        def stolen(run: int, tick, ready, indexed: dict, failed: dict) -> list[tuple]:
-            # After the process of `run` read its run (its writer's segment not written
-            # yet): the tail it took from another's, if any, read into a writer of its own
-            # once its own segment is written (so it holds only those notes then), and
-            # that writer's segment; [(its first note, the segment)] or [].
-            taken = None if shared is None else shared.steal(
-                run, functools.partial(_tail_cut, work))
-            if taken is None:
-                return []
-            first, end = taken
-            read = len(indexed) + len(failed)
-
-            def write() -> Any:  # -> whoosh.codec.base.Segment
-                return self._index_tail(ix, scan, changed[first:end],
-                                        lambda done: tick(read + done), ready, indexed, failed)
-            return [(first, write)]
-
-        def part(run: int, tick) -> tuple:  # -> (segments, indexed, broken, embedded)
+        def part(rels: list[str], tick) -> tuple:  # -> (segment, indexed, broken, embedded)
             # Run in a sub-writer. On an error its writer is left as it is: Whoosh's cancel
             # destroys the temporary folder every writer of the index shares (MAIN.tmp), the
             # files of the parent, still writing its own segment, among them; the parent's
             # cancel removes that folder once the error reaches it.
             writer = _writer(ix, build=True, lock=False)
             ready = ready_texts()
-            def ticked(done: int) -> None:
-                if not done % TICK_NOTES:
-                    tick()
-
-            indexed, failed = self._index_run(writer, scan, notes(run), ticked, ready)
-            more = stolen(run, ticked, ready, indexed, failed)
+            indexed, failed = self._index_run(
+                writer, scan, rels, lambda done: done % TICK_NOTES or tick(), ready)
             code_analyzer().clean()
-            segments = [(firsts[run], writer.finish_part())]
-            del writer
-            segments += [(first, write()) for first, write in more]
-            return segments, indexed, failed, embedded(ready)
+            return writer.finish_part(), indexed, failed, embedded(ready)
 
         writer = _writer(ix, build=True)
         subs: list[SubWriter] = []
         try:
-            subs = [SubWriter(functools.partial(part, run)) for run in range(1, len(runs))]
+            subs = [SubWriter(functools.partial(part, rels)) for rels in runs[1:]]
             mine = len(runs[0])
 
             def tick(done: int) -> None:
@@ -843,39 +778,29 @@ class NoteIndex:
                         progress(done + TICK_NOTES * seen, len(changed))
 
             ready = ready_texts()
-            indexed, failed = self._index_run(writer, scan, notes(0), tick, ready, until)
-            more = stolen(0, tick, ready, indexed, failed)
+            indexed, failed = self._index_run(writer, scan, runs[0], tick, ready, until)
             if until is None:  # (a budget's process keeps its words for its searches)
                 code_analyzer().clean()
-            # This process's segment written before it waits for the sub-writers': its
-            # postings are not held while they write theirs (each run's end is a peak).
-            own = [(firsts[0], writer.finish_part())] if indexed and subs else []
-            if own:
-                give_back_free_memory()
-            own += [(first, write()) for first, write in more]
             made = self._embedded if model is not None else self._embed_ready
             made.update(embedded(ready))
             del ready
+            # This process's segment written before it waits for the sub-writers': its
+            # postings are not held while they write theirs (each run's end is a peak).
+            own = [writer.finish_part()] if indexed and subs else []
+            if own:
+                give_back_free_memory()
             results = [sub.result() for sub in subs]
-            for segments, more_indexed, more_failed, more_made in results:
-                own += segments
-                indexed.update(more_indexed)
+            for (_, more, more_failed, more_made), rels in zip(results, runs[1:], strict=True):
+                indexed.update(_as_scanned(more, rels, scan))
                 failed.update(more_failed)
                 made.update(more_made)
-            if subs:  # (each run's notes, and the tails taken, in path order again)
-                indexed = _as_scanned(indexed, changed, scan)
-                failed = {rel: failed[rel] for rel in changed if rel in failed}
-            # The segments in the order of their notes: one process's order.
-            writer.commit_parts([segment for _, segment in sorted(own, key=lambda p: p[0])])
+            writer.commit_parts(own + [segment for segment, _, _, _ in results])
         except BaseException:
             for sub in subs:
                 sub.kill()
             with contextlib.suppress(Exception):
                 writer.cancel()
             raise
-        finally:
-            if shared is not None:
-                shared.close()
         known.update(indexed)
         broken.update(failed)
         report.added += len(indexed)
@@ -883,22 +808,6 @@ class NoteIndex:
             progress(len(changed), len(changed))
         if self._searcher is not None:
             self._searcher = self._refreshed(ix)
-
-    def _index_tail(self, ix: windex.Index, scan: dict[str, list[int]], rels: list[str],
-                    tick: Callable[[int], object], ready: dict[str, EmbedText] | _Embedding,
-                    indexed: dict[str, list[int]], failed: dict[str, list]
-                    ) -> Any:  # -> whoosh.codec.base.Segment
-        """The notes `rels` a build's process took from another's run (SharedRuns.steal)
-        read into a writer of their own (its own run's segment written already) and that
-        writer's segment written; what `_index_run` finds added to `indexed` and `failed`."""
-        from .analysis import code_analyzer
-
-        writer = _writer(ix, build=True, lock=False)
-        more, more_failed = self._index_run(writer, scan, rels, tick, ready)
-        indexed.update(more)
-        failed.update(more_failed)
-        code_analyzer().clean()
-        return writer.finish_part()
 
     def _build_embedder(self) -> Embedder | None:
         """The embedder a build's writers use, its tokenizer loaded before they fork (so
@@ -912,7 +821,7 @@ class NoteIndex:
                 model.compiled()
         return model
 
-    def _index_run(self, writer, scan: dict[str, list[int]], rels: Iterable[str],
+    def _index_run(self, writer, scan: dict[str, list[int]], rels: list[str],
                    tick: Callable[[int], object], ready: dict[str, EmbedText] | _Embedding,
                    until: float | None = None
                    ) -> tuple[dict[str, list[int]], dict[str, list]]:
@@ -1302,33 +1211,6 @@ def _runs(rels: list[str], scan: dict[str, list[int]], count: int,
         runs[-1].append(rel)
         weight += work
     return runs
-
-
-def _tail_cut(work: list[int], mine: RunState, theirs: RunState) -> int:
-    """Where a process that has read its run (`mine`) cuts another's still being read
-    (`theirs`; SharedRuns.steal) to take its tail, so that both end together by their
-    rates so far (seconds a unit of work, measured: one may be slower, whatever the cost
-    model `_runs` cut them by got wrong), each process then writing its segment
-    (WRITE_SHARE of its reading), the thief also reading and writing the tail (TAIL_COST,
-    EXTRA_SEGMENT_S); that run's end when the tail is not worth it (fewer than
-    STEAL_MIN_NOTES notes). `work[i]`: the work of the batch's first `i` notes (a note's
-    size plus NOTE_BYTES)."""
-    start, _, end, elapsed = mine
-    first, after, last, their_elapsed = theirs
-    done, read = work[after] - work[first], work[end] - work[start]
-    if done <= 0 or read <= 0 or elapsed <= 0:
-        return last
-    rate, their_rate = elapsed / read, their_elapsed / done
-    # Their end less the thief's, both writing what they hold, over what a unit of work
-    # moved from one to the other changes it (the tail's notes read at their own process's
-    # rate, TAIL_COST times: the thief's memo of its words is gone by then).
-    lead = ((work[last] - work[after]) * their_rate + WRITE_SHARE * (
-        their_rate * (work[last] - work[first]) - rate * read) - EXTRA_SEGMENT_S)
-    take = lead / (their_rate * (1 + TAIL_COST + 2 * WRITE_SHARE))
-    if take <= 0:
-        return last
-    cut = bisect.bisect_left(work, work[last] - take, after, last)
-    return cut if cut <= last - STEAL_MIN_NOTES else last
 
 
 def _as_scanned(indexed: dict[str, list[int]], rels: list[str],

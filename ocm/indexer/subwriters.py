@@ -9,23 +9,19 @@ dies (`prctl(PR_SET_PDEATHSIG)`); where that cannot be promised the caller does 
 
 A :class:`SubWriter` runs one function in a forked child and hands back what it returned
 (pickled through a pipe), and counts the ticks the child sends as it goes (progress).
-:class:`SharedRuns` lets the processes of a batch take notes from each other's runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import functools
-import mmap
 import os
 import pickle
 import signal
 import sys
-import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 _PR_SET_PDEATHSIG = 1
@@ -89,100 +85,6 @@ def give_back_free_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-# A run's slots in SharedRuns: its first note, the next note not claimed yet, its end (the
-# first note past it), and when its first note was claimed (time.monotonic_ns(), 0: not yet).
-_START, _NEXT, _END, _BEGUN = range(4)
-# Where a run stands for a thief's choice: (first note, next unclaimed, end, seconds since
-# its first note was claimed).
-RunState = tuple[int, int, int, float]
-
-
-class SharedRuns:
-    """The runs of a batch's processes (each a range of the batch's notes, in order), made
-    before they fork, in an anonymous file every one of them maps (`memfd`): each run's
-    next note to read and its end. A process claims its run's notes one at a time
-    (`claimed`); one that has read its whole run may take the unread tail of another's
-    (`steal`): that one's end moves back, so each note is claimed by one process once.
-    Both under a POSIX record lock on the file (`lockf`), which is a process's own (not
-    inherited by a fork) and released by the kernel when the process dies, even by
-    `kill -9`. Linux only (as forked sub-writers are)."""
-
-    def __init__(self, bounds: list[tuple[int, int]], steals: int) -> None:
-        """`bounds`: each run's (first note, end); at most `steals` tails taken in all."""
-        self._fd = os.memfd_create("ocm-runs", os.MFD_CLOEXEC)
-        size = 8 * (1 + 4 * len(bounds))
-        os.ftruncate(self._fd, size)
-        self._map = mmap.mmap(self._fd, size)
-        self._slots = memoryview(self._map).cast("q")
-        self._slots[0] = steals
-        self.runs = len(bounds)
-        for run, (start, end) in enumerate(bounds):
-            base = 1 + 4 * run
-            self._slots[base + _START], self._slots[base + _NEXT] = start, start
-            self._slots[base + _END], self._slots[base + _BEGUN] = end, 0
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[memoryview]:
-        fcntl.lockf(self._fd, fcntl.LOCK_EX)
-        try:
-            yield self._slots
-        finally:
-            fcntl.lockf(self._fd, fcntl.LOCK_UN)
-
-    def claim(self, run: int) -> int | None:
-        """The next note of `run` for its process to read, None once the run is over."""
-        with self._locked() as slots:
-            base = 1 + 4 * run
-            note = slots[base + _NEXT]
-            if note >= slots[base + _END]:
-                return None
-            slots[base + _NEXT] = note + 1
-            if not slots[base + _BEGUN]:
-                slots[base + _BEGUN] = time.monotonic_ns()
-            return note
-
-    def claimed(self, run: int, notes: list[str]) -> Iterator[str]:
-        """The notes of `run` (of the batch's `notes`) as its process claims them."""
-        while (note := self.claim(run)) is not None:
-            yield notes[note]
-
-    def steal(self, thief: int, cut: Callable[[RunState, RunState], int]
-              ) -> tuple[int, int] | None:
-        """For the process of `thief`, whose run is read: the unread tail of the run with
-        the most notes left, from the note `cut(thief's state, that run's state)` says (its
-        end: nothing) to that run's end, which its own process then does not read; None
-        when nothing is taken (no steal left, nothing left, or `cut` found it not worth
-        it). Each state: (first note, next unclaimed, end, seconds since its first claim)."""
-        with self._locked() as slots:
-            now = time.monotonic_ns()
-
-            def state(run: int) -> RunState:
-                base = 1 + 4 * run
-                begun = slots[base + _BEGUN]
-                return (slots[base + _START], slots[base + _NEXT], slots[base + _END],
-                        (now - begun) / 1e9 if begun else 0.0)
-
-            others = [state(run) for run in range(self.runs) if run != thief]
-            if slots[0] <= 0 or not others:
-                return None
-            victim = max(range(len(others)), key=lambda i: others[i][2] - others[i][1])
-            _, after, end, elapsed = others[victim]
-            if after >= end or not elapsed:
-                return None
-            start = min(max(cut(state(thief), others[victim]), after), end)
-            if start >= end:
-                return None
-            run = victim + (victim >= thief)
-            slots[1 + 4 * run + _END] = start
-            slots[0] -= 1
-            return start, end
-
-    def close(self) -> None:
-        self._slots.release()
-        self._map.close()
-        os.close(self._fd)
 
 
 class SubWriterError(RuntimeError):

@@ -16,8 +16,9 @@ the blocks are made of (``savedpostings.py``).
 
 What it writes compressed (posting blocks, the ``_stored`` and ``chunks`` columns) it
 deflates with ISA-L (python-isal) at its level 1, not zlib at Whoosh's level 3: the same
-plain zlib streams, which ``zlib.decompress`` reads as before, for 40 % of the CPU (a 10k
-build's 79,586 calls: ~1.0 CPU-s instead of ~2.5) and ~2 % more of their bytes. With
+plain zlib streams, which ``zlib.decompress`` reads as before, for about half the CPU (a
+10k build's 79,586 calls, timed in place: ~1.4 CPU-s instead of ~2.6) and ~2 % more of
+their bytes (docs/decisions.md, "A build's deflate through ISA-L"). With
 ``deflate=(zlib.compress, 3)`` the files are byte for byte ``W3Codec``'s
 (``tests/test_buildcodec.py`` and ``test_buildwriter.py`` compare the bytes, and with ISA-L
 what the files decode to).

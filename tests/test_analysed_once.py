@@ -187,10 +187,13 @@ def test_a_varied_vault_indexes_the_same_bytes_as_with_every_field_analysed_whol
 def test_counts_coded_once_per_field_and_boost_write_what_segment_writer_writes(
         tmp_path: Path) -> None:
     """Each count of a term in a document is coded once per field and boost (`_CountCodes`):
-    documents and fields boosted differently, and empty fields, keep Whoosh's bytes."""
+    documents and fields boosted differently, and empty fields, keep Whoosh's bytes (with
+    zlib's deflate; its contents with ISA-L's)."""
     from whoosh.codec.whoosh3 import W3Codec
 
-    from .test_buildcodec import _docs
+    from ocm.indexer.buildcodec import BuildCodec
+
+    from .test_buildcodec import ZLIB, _docs, assert_same_index
 
     docs = _docs(120, seed=8)
     for i, doc in enumerate(docs):
@@ -202,6 +205,8 @@ def test_counts_coded_once_per_field_and_boost_write_what_segment_writer_writes(
             doc["goal"] = ""
     folders = []
     for name, make in (("stock", lambda ix: ix.writer(codec=W3Codec(), compound=False)),
+                       ("zlib", lambda ix: BuildWriter(ix, compound=False,
+                                                       codec=BuildCodec(deflate=ZLIB))),
                        ("build", lambda ix: BuildWriter(ix, compound=False))):
         (tmp_path / name).mkdir()
         writer = make(index.create_in(str(tmp_path / name), build_schema()))
@@ -216,4 +221,5 @@ def test_counts_coded_once_per_field_and_boost_write_what_segment_writer_writes(
                         if path.name.startswith("MAIN_") and path.suffix in (".trm", ".pst",
                                                                              ".col")})
     assert {"trm", "pst", "_body_len.col"} <= set(folders[0])
-    assert folders[0] == folders[1]
+    assert folders[1] == folders[0]
+    assert_same_index(tmp_path / "build", tmp_path / "stock", folders[2], folders[0])

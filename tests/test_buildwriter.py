@@ -1,4 +1,5 @@
-"""A rebuild's BuildWriter writes the very files Whoosh's SegmentWriter writes."""
+"""A rebuild's BuildWriter writes the files Whoosh's SegmentWriter writes: byte for byte
+with zlib's deflate, the same contents with ISA-L's (the default, ocm/indexer/buildcodec.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ocm.indexer.buildcodec import BuildCodec
 from ocm.indexer.buildwriter import BuildWriter
 from ocm.indexer.schema import build_schema
 
-from .test_buildcodec import _docs
+from .test_buildcodec import ZLIB, _docs, assert_same_index
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -32,22 +33,33 @@ def _stock(folder: Path, docs: list[dict]) -> dict[str, bytes]:
     return _files(folder)
 
 
-def _built(folder: Path, docs: list[dict]) -> dict[str, bytes]:
+def _built(folder: Path, docs: list[dict], zlib: bool = False) -> dict[str, bytes]:
+    """The files of a build of `docs`, deflated by zlib (Whoosh's) or the default (ISA-L)."""
     folder.mkdir()
-    writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False)
+    codec = {"codec": BuildCodec(deflate=ZLIB)} if zlib else {}
+    writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False, **codec)
     for doc in docs:
         writer.add_document(**doc)
     writer.commit_parts([])
     return _files(folder)
 
 
+def _as_stock(tmp_path: Path, docs: list[dict]) -> dict[str, bytes]:
+    """SegmentWriter's files of `docs` (in tmp_path/stock), after checking that a build
+    writes them byte for byte with zlib (tmp_path/zlib) and the same contents with the
+    default deflate (tmp_path/build)."""
+    stock = _stock(tmp_path / "stock", docs)
+    assert _built(tmp_path / "zlib", docs, zlib=True) == stock
+    assert_same_index(tmp_path / "build", tmp_path / "stock", _built(tmp_path / "build", docs),
+                      stock)
+    return stock
+
+
 # 300 documents put some terms over the 128-posting block limit (several blocks).
 @pytest.mark.parametrize("count", [1, 7, 300])
 def test_same_bytes_as_segment_writer(tmp_path: Path, count: int) -> None:
-    docs = _docs(count)
-    stock = _stock(tmp_path / "stock", docs)
+    stock = _as_stock(tmp_path, _docs(count))
     assert {"trm", "pst", "_body_len.col", "date.col"} <= set(stock)
-    assert _built(tmp_path / "build", docs) == stock
 
 
 def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
@@ -57,8 +69,7 @@ def test_same_bytes_taking_terms_a_few_at_a_time(tmp_path: Path,
     import ocm.indexer.buildwriter as buildwriter
 
     monkeypatch.setattr(buildwriter, "_TERMS_AT_ONCE", 3)
-    docs = _docs(300)
-    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
+    _as_stock(tmp_path, _docs(300))
 
 
 def test_parts_commit_as_consecutive_segments(tmp_path: Path) -> None:
@@ -92,7 +103,7 @@ def test_same_bytes_at_block_bounds(tmp_path: Path) -> None:
         doc["files"] = " ".join(word for word, every in (("zulu", 1), ("kilo", 2), ("xray", 3))
                                 if i < 256 and not i % every) + " " + doc["files"]
         doc["goal"] = "limit " * (1 + i % 5) + doc["goal"]
-    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
+    _as_stock(tmp_path, docs)
     with index.open_dir(str(tmp_path / "build")).reader() as reader:
         assert [reader.doc_frequency("files", word) for word in ("zulu", "kilo", "xray")] \
             == [256, 128, 86]
@@ -103,7 +114,7 @@ def test_terms_file_hash_tables_match_whooshs(tmp_path: Path) -> None:
     its hash tables and directory included, byte for byte, and every term found."""
     docs = [{"path": f"n{i}.md", "body": " ".join(f"w{i}x{j}" for j in range(40))}
             for i in range(60)]
-    assert _built(tmp_path / "build", docs) == _stock(tmp_path / "stock", docs)
+    _as_stock(tmp_path, docs)
     with index.open_dir(str(tmp_path / "build")).searcher() as searcher:
         assert all(searcher.document_number(body=f"w{i}x{j}") == i
                    for i in range(60) for j in (0, 39))
@@ -139,16 +150,19 @@ def test_per_document_values_written_as_segment_writer_writes_them(tmp_path: Pat
             doc["goal"] = ""
     stock = _stock(tmp_path / "stock", docs)
     assert {"_stored.col", "chunks.col", "rankfields.col", "_goal_len.col"} <= set(stock)
-    folder = tmp_path / "build"
-    folder.mkdir()
-    writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False)
-    for i, doc in enumerate(docs):
-        if i == 10:
-            with pytest.raises(UnknownFieldError):
-                writer.add_document(**doc, nosuch="x")
-        writer.add_document(**doc)
-    writer.commit_parts([])
-    assert _files(folder) == stock
+    for name, codec in (("zlib", {"codec": BuildCodec(deflate=ZLIB)}), ("build", {})):
+        folder = tmp_path / name
+        folder.mkdir()
+        writer = BuildWriter(index.create_in(str(folder), build_schema()), compound=False,
+                             **codec)
+        for i, doc in enumerate(docs):
+            if i == 10:
+                with pytest.raises(UnknownFieldError):
+                    writer.add_document(**doc, nosuch="x")
+            writer.add_document(**doc)
+        writer.commit_parts([])
+    assert _files(tmp_path / "zlib") == stock
+    assert_same_index(folder, tmp_path / "stock", _files(folder), stock)
     texts = ("goal", "body", "files", "content", "tags")
     with index.open_dir(str(folder)).searcher() as searcher, \
             index.open_dir(str(tmp_path / "stock")).searcher() as theirs:

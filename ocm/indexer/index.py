@@ -85,15 +85,16 @@ BUILDING = "building"
 # process a batch): at most MAX_LARGE_SEGMENTS, which an incremental commit would otherwise
 # start merging. Each batch costs wall: a core idles while the builder commits and forks
 # the next batch's sub-writers, and at each batch's end while the process whose run took
-# longer finishes (±0.5 CPU-s at 10k, either way). A 10k build is still two batches: as one
-# (BUILD_BATCH_MIN 10,000) it was ~1 CPU-s shorter, but bench/peers.py's search after 10
-# notes changed (the median of 5 rounds, two of them slow by design) came out ~30 ms CPU
-# slower: not from the larger segments (the other rounds cost the same) but from Python's
-# full garbage collection (~40-70 ms over a warm process's ~70-90k objects), which the
-# 4-segment index's first round happens to trigger and the 2-segment one's fourth
-# (docs/decisions.md, branch batch10).
+# longer finishes (±0.5 CPU-s at 10k, either way). A 10k build is one batch (BUILD_BATCH_MIN
+# 10,000; 20k is two): bench/peers.py at 10k, 6 runs a side, 722-920 notes/s against
+# 553-759 with two batches (docs/decisions.md, "Session 19's merges"). Two batches had been
+# kept for a while because peers.py's search after 10 notes changed (the median of 5
+# rounds) came out slower on the 2-segment index: not from the larger segments but from
+# where Python's full garbage collection fell, which a replaced scorer's candidates made
+# ~2x costlier (`PostingScorer.retire`, branch batch10); with them gone it is 0.86-1.11x
+# FTS5's (target 1.5x).
 BUILD_BATCHES = 4
-BUILD_BATCH_MIN = 5000
+BUILD_BATCH_MIN = 10000
 BUILD_BATCH_WORK = 48 << 20
 # A build of fewer notes than this is done whole even by a sync with a time budget.
 BUDGET_MIN_NOTES = 1000
